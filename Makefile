@@ -1,0 +1,43 @@
+# The common jobs. Every target sets up .venv itself, so a fresh machine needs only python3 and make.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 5000
+STORE := sqlite:///$(abspath results/mlflow.db)
+ARTIFACTS := $(abspath results/mlartifacts)
+
+.PHONY: run test lint bench ui server setup clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## run: the default study, logged to results/mlflow.db
+run: $(STAMP)
+	$(PY) -m experiments.run
+
+## test: lint, format check and the whole suite
+test: $(STAMP) lint
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+## bench: speed against the peer implementations, written to results/bench.md
+bench: $(STAMP)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m experiments.bench
+
+## ui: the MLflow UI over the local store, on http://$(HOST):$(PORT)
+ui: $(STAMP)
+	mkdir -p results
+	$(VENV)/bin/mlflow ui --backend-store-uri $(STORE) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis outputs multirun

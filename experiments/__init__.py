@@ -1,0 +1,1 @@
+"""Hydra entry points: ``run`` (one job per config), ``bench`` (speed against the peers)."""

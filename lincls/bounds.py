@@ -1,0 +1,175 @@
+"""Mistake bounds: one function per theorem, and the registry that says which apply to a run.
+
+Every bound is computed on the vectors the learner actually sees: a learner with a bias sees the
+augmented vectors (x, c), c the constant feature its bias rule amounts to, so its bound is the
+theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mistake count with a
+bound at a relative tolerance of 1e-9 (``holds``): tight cases compute 3 as 2.9999999999999987.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lincls.geometry import Certificate
+
+RELATIVE_TOLERANCE = 1e-9
+
+
+def novikoff(radius: float, margin: float) -> float:
+    """Novikoff (1962): the perceptron from w = 0 makes at most (R/γ)² mistakes.
+
+    Holds for any order and any number of passes when ‖x_t‖ ≤ R and a unit u has
+    y_t u·x_t ≥ γ > 0 for every t (homogeneous separator, no bias). Seed 000 Theorem 1 states it
+    as k < R/γ² with R bounding ‖x‖².
+    """
+    return (radius / margin) ** 2
+
+
+def novikoff_bias(radius: float, margin: float, offset: float, bias_feature: float) -> float:
+    """Novikoff's bound on the augmented vectors (x, c) of a perceptron with a bias.
+
+    A bias updated by b += η·y·c² is a constant feature c. If a unit u and offset b have
+    y_t(u·x_t + b) ≥ γ and ‖x_t‖ ≤ R, then the augmented data have radius √(R² + c²) and the
+    unit separator (u, b/c)/√(1 + b²/c²) has margin γ/√(1 + b²/c²), so Novikoff gives
+    M ≤ (R² + c²)(1 + b²/c²)/γ². With c = 1 this is (R² + 1)(1 + b²)/γ²; with c = R (seed 004's
+    rule, R the rule's radius) and the presented radius R_p it is the sharper form of
+    Cristianini & Shawe-Taylor (2000), Thm 2.3: (R_p² + R²)(1 + b²/R²)/γ².
+    """
+    c2 = bias_feature**2
+    return (radius**2 + c2) * (1.0 + offset**2 / c2) / margin**2
+
+
+def novikoff_2r(radius: float, margin: float) -> float:
+    """Cristianini & Shawe-Taylor (2000), Thm 2.3 (seed 004): (2R/γ)² for the rule b += η·y·R².
+
+    R is the radius the rule uses; it must bound every presented ‖x_t‖ and the separator's |b|.
+    """
+    return (2.0 * radius / margin) ** 2
+
+
+def holds(mistakes: float, bound: float) -> bool:
+    """Whether ``mistakes`` ≤ ``bound`` up to the relative tolerance of floating point."""
+    return mistakes <= bound * (1.0 + RELATIVE_TOLERANCE)
+
+
+# --- the registry ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a bound may read about a finished run: the learner, its data's radius, a certificate.
+
+    ``radius`` is the largest norm among the examples presented to the learner.
+    """
+
+    learner: object
+    radius: float
+    certificate: Certificate | None
+
+
+@dataclass(frozen=True)
+class BoundSpec:
+    """A theorem: ``check`` says why it does not apply (None if it does), ``value`` computes it."""
+
+    name: str
+    check: Callable[[RunFacts], str | None]
+    value: Callable[[RunFacts], float]
+
+
+def _perceptron_kind(facts: RunFacts) -> str | None:
+    learner = facts.learner
+    if getattr(learner, "bound_family", None) != "perceptron":
+        return "not a perceptron-family learner"
+    if not getattr(learner, "zero_init_", True):
+        return "the learner did not start from w = 0"
+    if facts.certificate is None:
+        return "no certificate (separator) for the data"
+    if not facts.certificate.separates:
+        return "the certificate does not separate the data"
+    return None
+
+
+def _homogeneous(facts: RunFacts) -> str | None:
+    reason = _perceptron_kind(facts)
+    if reason:
+        return reason
+    if facts.learner.bias_feature_ != 0.0:
+        return "the learner has a bias"
+    if not facts.certificate.homogeneous:
+        return "the separator has an offset b ≠ 0 and the learner has no bias"
+    return None
+
+
+def _with_bias(facts: RunFacts) -> str | None:
+    reason = _perceptron_kind(facts)
+    if reason:
+        return reason
+    return None if facts.learner.bias_feature_ > 0.0 else "the learner has no bias"
+
+
+def _r2_rule(facts: RunFacts) -> str | None:
+    reason = _with_bias(facts)
+    if reason:
+        return reason
+    rule_radius = facts.learner.radius_
+    if getattr(facts.learner, "bias", None) != "r2":
+        return "the learner's bias rule is not b += η·y·R²"
+    if abs(facts.certificate.b) > rule_radius or facts.radius > rule_radius * (1 + 1e-12):
+        return "|b| or a presented norm exceeds the rule's R"
+    return None
+
+
+REGISTRY: list[BoundSpec] = [
+    BoundSpec(
+        "novikoff",
+        _homogeneous,
+        lambda f: novikoff(f.radius, f.certificate.margin),
+    ),
+    BoundSpec(
+        "novikoff_bias",
+        _with_bias,
+        lambda f: novikoff_bias(
+            f.radius, f.certificate.margin, f.certificate.b, f.learner.bias_feature_
+        ),
+    ),
+    BoundSpec(
+        "novikoff_2r",
+        _r2_rule,
+        lambda f: novikoff_2r(f.learner.radius_, f.certificate.margin),
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The bounds that apply to a run, and why each other one does not."""
+
+    values: dict[str, float]
+    skipped: dict[str, str]
+
+    @property
+    def tightest(self) -> tuple[str, float] | None:
+        """The smallest applicable bound, as (name, value)."""
+        if not self.values:
+            return None
+        name = min(self.values, key=self.values.__getitem__)
+        return name, self.values[name]
+
+
+def evaluate(facts: RunFacts) -> Evaluation:
+    """Every registered bound that applies to ``facts``."""
+    values: dict[str, float] = {}
+    skipped: dict[str, str] = {}
+    for spec in REGISTRY:
+        reason = spec.check(facts)
+        if reason is None:
+            value = float(spec.value(facts))
+            if math.isfinite(value):
+                values[spec.name] = value
+            else:
+                skipped[spec.name] = "the bound is infinite"
+        else:
+            skipped[spec.name] = reason
+    return Evaluation(values, skipped)

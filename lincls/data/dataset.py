@@ -1,0 +1,72 @@
+"""The dataset record every generator and loader returns."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from lincls.geometry import max_norm
+
+
+def _feed(h, X) -> None:
+    if sp.issparse(X):
+        X = X.tocsr()
+        for part in (X.data, X.indices, X.indptr):
+            h.update(np.ascontiguousarray(part).tobytes())
+        h.update(str(X.shape).encode())
+    else:
+        X = np.ascontiguousarray(X)
+        h.update(str(X.dtype).encode() + str(X.shape).encode())
+        h.update(X.tobytes())
+
+
+def fingerprint(X, y) -> str:
+    """A short content hash of (X, y): equal data give equal fingerprints."""
+    h = hashlib.sha256()
+    _feed(h, X)
+    _feed(h, np.asarray(y).astype(str) if np.asarray(y).dtype.kind in "OUS" else np.asarray(y))
+    return h.hexdigest()[:16]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Training and test data, with the generating separator when there is one.
+
+    ``u`` (unit) and ``b`` are the separator a generator used; ``margin`` = min y(u·x + b) and
+    ``radius`` = max ‖x‖ are *measured* on the training data, never copied from arguments.
+    """
+
+    name: str
+    X: Any
+    y: np.ndarray
+    X_test: Any
+    y_test: np.ndarray
+    u: np.ndarray | None = None
+    b: float | None = None
+    margin: float | None = None
+    radius: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def certified(cls, *, name, X, y, X_test, y_test, u, b, params) -> Dataset:
+        """A dataset whose margin and radius are measured for the separator (u, b)."""
+        u = np.asarray(u, dtype=np.float64)
+        y = np.asarray(y)
+        margin = float(np.min(y * (X @ u + b))) if X.shape[0] else None
+        return cls(name, X, y, X_test, np.asarray(y_test), u, float(b), margin, max_norm(X), params)
+
+    @classmethod
+    def plain(cls, *, name, X, y, X_test, y_test, params) -> Dataset:
+        """A dataset without a known separator (real data, files)."""
+        return cls(
+            name, X, np.asarray(y), X_test, np.asarray(y_test), radius=max_norm(X), params=params
+        )
+
+    @property
+    def fingerprint(self) -> str:
+        """Content hash of the training data."""
+        return fingerprint(self.X, self.y)

@@ -1,0 +1,54 @@
+"""One error type for bad input, so every entry point can print it as a single line."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+
+class LinclsInputError(ValueError):
+    """Bad input: the message names the field and what is allowed, on one line."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
+def check_number(
+    field: str,
+    value: Any,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+) -> None:
+    """Raise ``LinclsInputError`` unless ``value`` is a finite number in the stated range."""
+    kind = "an integer" if integer else "a number"
+    lo = "-inf" if low is None else f"{low:g}"
+    hi = "inf" if high is None else f"{high:g}"
+    left = "(" if low_open or low is None else "["
+    right = ")" if high_open or high is None else "]"
+    interval = f"{left}{lo}, {hi}{right}"
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    ok = ok and math.isfinite(float(value))
+    if ok and integer:
+        ok = float(value).is_integer()
+    if ok and low is not None:
+        ok = float(value) > low if low_open else float(value) >= low
+    if ok and high is not None:
+        ok = float(value) < high if high_open else float(value) <= high
+    if not ok:
+        raise LinclsInputError(field, f"must be {kind} in {interval}, got {value!r}")
+
+
+def check_choice(field: str, value: Any, allowed: Iterable[Any]) -> None:
+    """Raise ``LinclsInputError`` unless ``value`` is one of ``allowed``."""
+    allowed = list(allowed)
+    if value not in allowed:
+        names = ", ".join(repr(a) for a in allowed)
+        raise LinclsInputError(field, f"must be one of {names}, got {value!r}")

@@ -1,0 +1,62 @@
+"""Geometry of a dataset as a learner sees it: radius, margins, and certificates (u, b, γ, R)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def row_norms(X) -> np.ndarray:
+    """Euclidean norm of every row of a dense array or a sparse matrix, in float64."""
+    if sp.issparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
+    Xd = np.asarray(X, dtype=np.float64)
+    return np.sqrt(np.einsum("ij,ij->i", Xd, Xd))
+
+
+def max_norm(X) -> float:
+    """R: the largest row norm of ``X`` (0.0 when ``X`` has no rows)."""
+    return float(row_norms(X).max()) if X.shape[0] else 0.0
+
+
+def functional_margins(X, y_signed: np.ndarray, u: np.ndarray, b: float) -> np.ndarray:
+    """y_t (u·x_t + b) for every example."""
+    return y_signed * (np.asarray(X @ u, dtype=np.float64).ravel() + b)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A separator and the geometry it gives: ‖u‖ = 1, γ = min y(u·x + b), R = max ‖x‖.
+
+    ``source`` says where (u, b) came from ("generator", "svm", ...). ``margin`` ≤ 0 means (u, b)
+    does not separate the data; the separable-case theorems then do not apply.
+    """
+
+    u: np.ndarray
+    b: float
+    margin: float
+    radius: float
+    source: str
+
+    @property
+    def separates(self) -> bool:
+        """Whether every example lies strictly on its side: γ > 0."""
+        return self.margin > 0.0
+
+    @property
+    def homogeneous(self) -> bool:
+        """Whether the separator passes through the origin (b = 0)."""
+        return self.b == 0.0
+
+
+def certify(X, y_signed: np.ndarray, u: np.ndarray, b: float, source: str) -> Certificate:
+    """Measure the certificate of the separator (u, b) on (X, y): u is scaled to unit norm."""
+    u = np.asarray(u, dtype=np.float64)
+    scale = float(np.linalg.norm(u))
+    if scale == 0.0:
+        raise ValueError("a certificate needs a non-zero u")
+    u, b = u / scale, float(b) / scale
+    margin = float(functional_margins(X, y_signed, u, b).min())
+    return Certificate(u=u, b=b, margin=margin, radius=max_norm(X), source=source)

@@ -1,0 +1,229 @@
+"""Shared plumbing of the online linear learners: validation, label mapping and the online record.
+
+A learner subclasses ``OnlineBinaryClassifier`` and supplies three things: ``_check_params``
+(range checks of its hyper-parameters), ``_init_weights`` (its state from ``coef_init`` /
+``intercept_init``) and ``_run_pass`` (one pass of its numba kernel over the examples in a given
+order). The base class runs the passes, shuffles, stops on convergence and keeps the record that
+bounds, tracking and reports read:
+
+``mistakes_``           sign wrong or zero activation, over all passes
+``updates_``            weight changes (differ from mistakes for margin rules, PA, MIRA)
+``mistakes_per_pass_``  int64 array, one entry a pass
+``mistake_steps_``      global step (0-based, counting every example presented) of each mistake
+``mistake_indices_``    row of the training data behind each mistake
+``n_passes_``           passes made
+``converged_``          whether the last pass made no update
+``n_steps_``            examples presented in all
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from lincls.errors import LinclsInputError, check_number
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_finite(X: np.ndarray | sp.csr_matrix, field: str = "X") -> None:
+    """Raise a one-line error naming the first row of ``X`` that holds NaN or inf."""
+    values = X.data if sp.issparse(X) else X
+    if values.size == 0 or np.isfinite(values.sum()):
+        return
+    if sp.issparse(X):
+        bad = np.flatnonzero(~np.isfinite(X.data))[0]
+        row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
+    else:
+        row = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
+    raise LinclsInputError(
+        field, f"contains NaN or inf (first in row {row}); all values must be finite"
+    )
+
+
+def binary_classes(y: np.ndarray) -> np.ndarray:
+    """The two sorted label values of ``y``, or a one-line error naming ``y``."""
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise LinclsInputError(
+            "y",
+            f"needs two classes, got one class ({classes[0]!r}); a classifier can't train on it",
+        )
+    if classes.shape[0] > 2:
+        kind = type_of_target(y, input_name="y")
+        raise LinclsInputError(
+            "y",
+            f"Only binary classification is supported. The type of the target is {kind} "
+            f"({classes.shape[0]} classes); use MulticlassPerceptron or MIRA",
+        )
+    return classes
+
+
+class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
+    """Base of the binary online learners: ``fit`` runs passes of ``_run_pass``; the record."""
+
+    # Subclasses set these in __init__ (sklearn style: no logic there).
+    max_passes: int
+    stop_when_converged: bool
+    shuffle: bool
+    random_state: int | np.random.RandomState | None
+
+    # --- hooks -----------------------------------------------------------------------------
+    def _check_params(self) -> None:
+        check_number("max_passes", self.max_passes, low=1, integer=True)
+        if not isinstance(self.shuffle, bool | np.bool_):
+            raise LinclsInputError("shuffle", f"must be true or false, got {self.shuffle!r}")
+
+    def _init_weights(self, X, coef_init, intercept_init) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _run_pass(self, X, y, order: np.ndarray) -> tuple[int, int, np.ndarray, np.ndarray]:
+        """One pass over ``X[order]``: (mistakes, updates, rows of the mistakes, their steps).
+
+        Steps are 0-based positions within this pass; the base class offsets them.
+        """  # pragma: no cover
+        raise NotImplementedError
+
+    # --- sklearn API -----------------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+    def _validate_X_y(self, X, y, reset: bool):
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=list(FLOAT_DTYPES),
+            order="C",
+            accept_large_sparse=False,
+            ensure_all_finite=False,
+            reset=reset,
+        )
+        check_finite(X)
+        return X, y
+
+    def _signed_labels(self, y: np.ndarray) -> np.ndarray:
+        """Labels mapped to ±1: ``classes_[1]`` is +1, as in scikit-learn."""
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise LinclsInputError(
+                "y", f"label {y[unknown][0]!r} is not one of the classes {list(self.classes_)}"
+            )
+        return np.where(y == self.classes_[1], 1.0, -1.0)
+
+    def fit(self, X, y, coef_init=None, intercept_init=None):
+        """Fit from ``coef_init`` / ``intercept_init`` (default 0) in up to ``max_passes`` passes."""
+        self._check_params()
+        X, y = self._validate_X_y(X, y, reset=True)
+        self.classes_ = binary_classes(y)
+        y_signed = self._signed_labels(y)
+        self._init_weights(X, coef_init, intercept_init)
+        self._reset_record()
+        rng = check_random_state(self.random_state)
+        identity = np.arange(X.shape[0], dtype=np.int64)
+        for _ in range(self.max_passes):
+            order = rng.permutation(X.shape[0]).astype(np.int64) if self.shuffle else identity
+            updates = self._one_pass(X, y_signed, order)
+            if self.stop_when_converged and updates == 0:
+                break
+        self._finish_record()
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over ``X``, continuing from the current state and record."""
+        first = not hasattr(self, "classes_")
+        if first:
+            self._check_params()
+        X, y = self._validate_X_y(X, y, reset=first)
+        if first:
+            self.classes_ = binary_classes(np.asarray(classes) if classes is not None else y)
+            self._init_weights(X, None, None)
+            self._reset_record()
+        else:
+            self._resume_record()
+        y_signed = self._signed_labels(y)
+        order = np.arange(X.shape[0], dtype=np.int64)
+        if self.shuffle:
+            order = check_random_state(self.random_state).permutation(X.shape[0]).astype(np.int64)
+        self._one_pass(X, y_signed, order)
+        self._finish_record()
+        return self
+
+    # --- the online record -----------------------------------------------------------------
+    def _reset_record(self) -> None:
+        self._pass_mistakes: list[int] = []
+        self._steps: list[np.ndarray] = []
+        self._rows: list[np.ndarray] = []
+        self.updates_ = 0
+        self.n_steps_ = 0
+        self.converged_ = False
+
+    def _resume_record(self) -> None:
+        self._pass_mistakes = list(self.mistakes_per_pass_)
+        self._steps = [self.mistake_steps_]
+        self._rows = [self.mistake_indices_]
+
+    def _one_pass(self, X, y_signed: np.ndarray, order: np.ndarray) -> int:
+        mistakes, updates, rows, steps = self._run_pass(X, y_signed, order)
+        self._pass_mistakes.append(mistakes)
+        self._steps.append(steps + self.n_steps_)
+        self._rows.append(rows)
+        self.updates_ += updates
+        self.n_steps_ += order.shape[0]
+        self.converged_ = updates == 0
+        return updates
+
+    def _finish_record(self) -> None:
+        self.mistakes_per_pass_ = np.asarray(self._pass_mistakes, dtype=np.int64)
+        self.mistakes_ = int(self.mistakes_per_pass_.sum())
+        self.n_passes_ = int(self.mistakes_per_pass_.shape[0])
+        self.mistake_steps_ = np.concatenate(self._steps).astype(np.int64)
+        self.mistake_indices_ = np.concatenate(self._rows).astype(np.int64)
+        del self._pass_mistakes, self._steps, self._rows
+
+    def _check_fitted(self) -> None:
+        check_is_fitted(self, "coef_")
+
+
+def initial_weights(
+    X, coef_init, intercept_init, n_outputs: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """Zero weights of ``X``'s dtype (coef) and float64 (intercept), or copies of the given ones."""
+    n_features = X.shape[1]
+    coef = np.zeros((n_outputs, n_features), dtype=X.dtype)
+    intercept = np.zeros(n_outputs, dtype=np.float64)
+    if coef_init is not None:
+        given = np.asarray(coef_init, dtype=np.float64).reshape(-1)
+        if given.shape[0] != n_outputs * n_features or not np.isfinite(given).all():
+            raise LinclsInputError(
+                "coef_init",
+                f"must hold {n_outputs * n_features} finite values, got {given.shape[0]}",
+            )
+        coef[:] = given.reshape(n_outputs, n_features)
+    if intercept_init is not None:
+        given = np.asarray(intercept_init, dtype=np.float64).reshape(-1)
+        if given.shape[0] != n_outputs or not np.isfinite(given).all():
+            raise LinclsInputError(
+                "intercept_init", f"must hold {n_outputs} finite values, got {given.shape[0]}"
+            )
+        intercept[:] = given
+    return coef, intercept
+
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "OnlineBinaryClassifier",
+    "binary_classes",
+    "check_finite",
+    "initial_weights",
+]

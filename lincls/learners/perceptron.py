@@ -1,0 +1,208 @@
+"""The perceptron (Rosenblatt 1958; seeds 000 §3.2, 001 §9.4, 004): on a mistake, w += lr·y·x.
+
+A mistake is y·(w·x + b) ≤ 0: a zero activation is wrong for either label, so from w = 0 the
+first example always updates (the proofs of the mistake bounds need it; scikit-learn and river
+agree). The bias follows one of three rules:
+
+- ``"feature"``: a constant feature 1, so b += lr·y (seeds 000 eq. 1, 001 "Bias");
+- ``"r2"``: b += lr·y·R², R the largest norm in the training data (seed 004), i.e. a constant
+  feature R, which gives Novikoff's (2R/γ)²;
+- ``"none"``: no bias, the homogeneous perceptron of Novikoff's theorem.
+
+``intercept_decay`` scales the bias step (a constant feature √decay). scikit-learn damps the
+intercept step by 0.01 on sparse input; set ``intercept_decay=0.01`` to reproduce it exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from lincls.errors import check_choice, check_number
+from lincls.geometry import max_norm
+from lincls.learners._base import OnlineBinaryClassifier, initial_weights
+
+BIAS_MODES = ("feature", "r2", "none")
+
+
+@njit(cache=True, nogil=True)
+def perceptron_pass_dense(
+    X, y, order, w, intercept, lr, intercept_step, threshold, mistake_rows, mistake_steps, cast
+):
+    """One pass of the (margin) perceptron over dense rows ``X[order]``, updating ``w`` in place.
+
+    Mistake: y·(w·x + b) ≤ 0. Update: y·(w·x + b) ≤ ``threshold`` (0 for the perceptron).
+    The arithmetic is scikit-learn's SGD loop: the dot product summed left to right in float64
+    from products in the weights' dtype, rounded to that dtype (``cast``, a 1-element array of
+    it), then the bias added; the step lr·y rounded to the weights' dtype before it scales x.
+    """
+    n_features = X.shape[1]
+    mistakes = 0
+    updates = 0
+    for k in range(order.shape[0]):
+        i = order[k]
+        activation = 0.0
+        for j in range(n_features):
+            activation += w[j] * X[i, j]
+        cast[0] = activation
+        activation = cast[0] + intercept[0]
+        yp = y[i] * activation
+        if yp <= 0.0:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = k
+            mistakes += 1
+        if yp <= threshold:
+            step = lr * y[i]
+            cast[0] = step
+            scale = np.float64(cast[0])
+            for j in range(n_features):
+                w[j] += np.float64(X[i, j]) * scale
+            intercept[0] += step * intercept_step
+            updates += 1
+    return mistakes, updates
+
+
+@njit(cache=True, nogil=True)
+def perceptron_pass_csr(
+    data,
+    indices,
+    indptr,
+    y,
+    order,
+    w,
+    intercept,
+    lr,
+    intercept_step,
+    threshold,
+    mistake_rows,
+    mistake_steps,
+    cast,
+):
+    """``perceptron_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``)."""
+    mistakes = 0
+    updates = 0
+    for k in range(order.shape[0]):
+        i = order[k]
+        start = indptr[i]
+        end = indptr[i + 1]
+        activation = 0.0
+        for p in range(start, end):
+            activation += w[indices[p]] * data[p]
+        cast[0] = activation
+        activation = cast[0] + intercept[0]
+        yp = y[i] * activation
+        if yp <= 0.0:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = k
+            mistakes += 1
+        if yp <= threshold:
+            step = lr * y[i]
+            cast[0] = step
+            scale = np.float64(cast[0])
+            for p in range(start, end):
+                w[indices[p]] += np.float64(data[p]) * scale
+            intercept[0] += step * intercept_step
+            updates += 1
+    return mistakes, updates
+
+
+def run_linear_pass(X, y, order, w, intercept, lr, intercept_step, threshold):
+    """Dispatch one pass of the perceptron kernel on dense or CSR ``X``; see the kernels."""
+    n = order.shape[0]
+    rows = np.empty(n, dtype=np.int64)
+    steps = np.empty(n, dtype=np.int64)
+    cast = np.zeros(1, dtype=w.dtype)
+    if sp.issparse(X):
+        mistakes, updates = perceptron_pass_csr(
+            X.data, X.indices, X.indptr, y, order, w, intercept,
+            lr, intercept_step, threshold, rows, steps, cast,
+        )  # fmt: skip
+    else:
+        mistakes, updates = perceptron_pass_dense(
+            X, y, order, w, intercept, lr, intercept_step, threshold, rows, steps, cast
+        )
+    return int(mistakes), int(updates), rows[:mistakes], steps[:mistakes]
+
+
+class Perceptron(OnlineBinaryClassifier):
+    """The perceptron: on a mistake (y·(w·x + b) ≤ 0), w += lr·y·x and the bias by ``bias``.
+
+    Parameters
+    ----------
+    lr : float > 0
+        The step η. From w = 0 it only scales the weights: the mistakes do not depend on it.
+    bias : {"feature", "r2", "none"}
+        The bias rule (module docstring).
+    max_passes : int ≥ 1
+        Passes over the training data in ``fit``.
+    stop_when_converged : bool
+        Stop after the first pass without a mistake.
+    shuffle : bool
+        A fresh permutation of the examples each pass, from ``random_state``.
+    random_state : int, RandomState or None
+    intercept_decay : float > 0
+        Scales the bias step (0.01 reproduces scikit-learn on sparse input).
+
+    Attributes
+    ----------
+    coef_ : ndarray (1, n_features), dtype of X
+    intercept_ : ndarray (1,), float64
+    classes_ : the two labels; ``classes_[1]`` is the +1 class
+    radius_ : the R of ``bias="r2"``, the largest norm of the first training data
+    bias_feature_ : the constant feature the bias rule amounts to (1, √decay, R or 0)
+    zero_init_ : whether the run started from w = 0, b = 0 (the bounds assume it)
+    mistakes_, updates_, mistakes_per_pass_, mistake_steps_, mistake_indices_, n_passes_,
+    converged_, n_steps_ : the online record (``lincls.learners._base``)
+    """
+
+    _threshold = 0.0
+    bound_family = "perceptron"
+
+    def __init__(
+        self,
+        lr: float = 1.0,
+        bias: str = "feature",
+        max_passes: int = 10,
+        stop_when_converged: bool = True,
+        shuffle: bool = False,
+        random_state=None,
+        intercept_decay: float = 1.0,
+    ):
+        self.lr = lr
+        self.bias = bias
+        self.max_passes = max_passes
+        self.stop_when_converged = stop_when_converged
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.intercept_decay = intercept_decay
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_number("lr", self.lr, low=0, low_open=True)
+        check_choice("bias", self.bias, BIAS_MODES)
+        check_number("intercept_decay", self.intercept_decay, low=0, low_open=True)
+
+    def _init_weights(self, X, coef_init, intercept_init) -> None:
+        self.coef_, self.intercept_ = initial_weights(X, coef_init, intercept_init)
+        self.zero_init_ = not (self.coef_.any() or self.intercept_.any())
+        self.radius_ = max_norm(X)
+        if self.bias == "none":
+            self._intercept_step = 0.0  # b stays at intercept_init (0 by default)
+        elif self.bias == "r2":
+            self._intercept_step = self.radius_**2 * self.intercept_decay
+        else:
+            self._intercept_step = float(self.intercept_decay)
+        self.bias_feature_ = float(np.sqrt(self._intercept_step))
+
+    def _run_pass(self, X, y, order):
+        return run_linear_pass(
+            X,
+            y,
+            order,
+            self.coef_[0],
+            self.intercept_,
+            float(self.lr),
+            self._intercept_step,
+            self._threshold,
+        )
