@@ -1,20 +1,8 @@
-"""Mistake bounds: one function per theorem, and the registry that says which apply to a run.
-
-Every bound is computed on the vectors the learner actually sees: a learner with a bias sees the
-augmented vectors (x, c), c the constant feature its bias rule amounts to, so its bound is the
-theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mistake count with a
-bound at a relative tolerance of 1e-9 (``holds``): tight cases compute 3 as 2.9999999999999987.
-"""
+"""Perceptron mistake bounds: Novikoff and its forms for a perceptron with a bias."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from lincls.geometry import Certificate
-
-RELATIVE_TOLERANCE = 1e-9
+from lincls.bounds._registry import REGISTRY, BoundSpec, RunFacts
 
 
 def novikoff(radius: float, margin: float) -> float:
@@ -52,30 +40,6 @@ def novikoff_2r(radius: float, margin: float) -> float:
 def holds(mistakes: float, bound: float) -> bool:
     """Whether ``mistakes`` ≤ ``bound`` up to the relative tolerance of floating point."""
     return mistakes <= bound * (1.0 + RELATIVE_TOLERANCE)
-
-
-# --- the registry ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunFacts:
-    """What a bound may read about a finished run: the learner, its data's radius, a certificate.
-
-    ``radius`` is the largest norm among the examples presented to the learner.
-    """
-
-    learner: object
-    radius: float
-    certificate: Certificate | None
-
-
-@dataclass(frozen=True)
-class BoundSpec:
-    """A theorem: ``check`` says why it does not apply (None if it does), ``value`` computes it."""
-
-    name: str
-    check: Callable[[RunFacts], str | None]
-    value: Callable[[RunFacts], float]
 
 
 def _perceptron_kind(facts: RunFacts) -> str | None:
@@ -121,55 +85,24 @@ def _r2_rule(facts: RunFacts) -> str | None:
     return None
 
 
-REGISTRY: list[BoundSpec] = [
-    BoundSpec(
-        "novikoff",
-        _homogeneous,
-        lambda f: novikoff(f.radius, f.certificate.margin),
-    ),
-    BoundSpec(
-        "novikoff_bias",
-        _with_bias,
-        lambda f: novikoff_bias(
-            f.radius, f.certificate.margin, f.certificate.b, f.learner.bias_feature_
+REGISTRY.extend(
+    [
+        BoundSpec(
+            "novikoff",
+            _homogeneous,
+            lambda f: novikoff(f.radius, f.certificate.margin),
         ),
-    ),
-    BoundSpec(
-        "novikoff_2r",
-        _r2_rule,
-        lambda f: novikoff_2r(f.learner.radius_, f.certificate.margin),
-    ),
-]
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The bounds that apply to a run, and why each other one does not."""
-
-    values: dict[str, float]
-    skipped: dict[str, str]
-
-    @property
-    def tightest(self) -> tuple[str, float] | None:
-        """The smallest applicable bound, as (name, value)."""
-        if not self.values:
-            return None
-        name = min(self.values, key=self.values.__getitem__)
-        return name, self.values[name]
-
-
-def evaluate(facts: RunFacts) -> Evaluation:
-    """Every registered bound that applies to ``facts``."""
-    values: dict[str, float] = {}
-    skipped: dict[str, str] = {}
-    for spec in REGISTRY:
-        reason = spec.check(facts)
-        if reason is None:
-            value = float(spec.value(facts))
-            if math.isfinite(value):
-                values[spec.name] = value
-            else:
-                skipped[spec.name] = "the bound is infinite"
-        else:
-            skipped[spec.name] = reason
-    return Evaluation(values, skipped)
+        BoundSpec(
+            "novikoff_bias",
+            _with_bias,
+            lambda f: novikoff_bias(
+                f.radius, f.certificate.margin, f.certificate.b, f.learner.bias_feature_
+            ),
+        ),
+        BoundSpec(
+            "novikoff_2r",
+            _r2_rule,
+            lambda f: novikoff_2r(f.learner.radius_, f.certificate.margin),
+        ),
+    ]
+)

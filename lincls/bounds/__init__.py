@@ -1,0 +1,33 @@
+"""Mistake bounds: one function per theorem (docstring: statement and source), and the registry.
+
+Every bound is computed on the vectors the learner actually sees: a learner with a bias sees the
+augmented vectors (x, c), c the constant feature its bias rule amounts to, so its bound is the
+theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mistake count with a
+bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
+"""
+
+from lincls.bounds import perceptron
+from lincls.bounds._registry import (
+    REGISTRY,
+    RELATIVE_TOLERANCE,
+    BoundSpec,
+    Evaluation,
+    RunFacts,
+    evaluate,
+    holds,
+)
+from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
+
+__all__ = [
+    "REGISTRY",
+    "RELATIVE_TOLERANCE",
+    "BoundSpec",
+    "Evaluation",
+    "RunFacts",
+    "evaluate",
+    "holds",
+    "novikoff",
+    "novikoff_2r",
+    "novikoff_bias",
+    "perceptron",
+]

@@ -1,0 +1,56 @@
+"""Shared fixtures: a real MLflow store (SQLite in a tmp dir) and Hydra composition of conf/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from lincls.config import register_configs
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF = ROOT / "conf"
+
+register_configs()
+
+
+@pytest.fixture
+def store(tmp_path) -> str:
+    """A fresh SQLite tracking URI in a temporary directory."""
+    return f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+def compose_config(overrides: list[str] | None = None) -> dict:
+    """``conf/config.yaml`` composed with ``overrides`` and resolved to plain containers."""
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides or [])
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def run_cli(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 300):
+    """``python -m experiments.run`` in a subprocess; returns the CompletedProcess."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.run", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def runs_of(uri: str, experiment: str = "lincls"):
+    """All runs of ``experiment`` in the store at ``uri``."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    return client.search_runs([exp.experiment_id], max_results=10000)
