@@ -37,11 +37,6 @@ def novikoff_2r(radius: float, margin: float) -> float:
     return (2.0 * radius / margin) ** 2
 
 
-def holds(mistakes: float, bound: float) -> bool:
-    """Whether ``mistakes`` ≤ ``bound`` up to the relative tolerance of floating point."""
-    return mistakes <= bound * (1.0 + RELATIVE_TOLERANCE)
-
-
 def _perceptron_kind(facts: RunFacts) -> str | None:
     learner = facts.learner
     if getattr(learner, "bound_family", None) != "perceptron":

@@ -122,7 +122,7 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         return np.where(y == self.classes_[1], 1.0, -1.0)
 
     def fit(self, X, y, coef_init=None, intercept_init=None):
-        """Fit from ``coef_init`` / ``intercept_init`` (default 0) in up to ``max_passes`` passes."""
+        """Fit from ``coef_init``, ``intercept_init`` (default 0) in up to ``max_passes`` passes."""
         self._check_params()
         X, y = self._validate_X_y(X, y, reset=True)
         self.classes_ = binary_classes(y)
