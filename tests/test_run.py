@@ -1,0 +1,200 @@
+"""End to end: Hydra config → data → fit → bounds → MLflow, through the real CLI and store."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from conftest import compose_config, run_cli, runs_of
+from mlflow.tracking import MlflowClient
+
+from lincls import runner
+from lincls.data import Dataset
+from lincls.errors import LinclsInputError
+
+RUN_METRICS = {
+    "mistakes",
+    "updates",
+    "bound.novikoff_bias",
+    "bound_ratio.novikoff_bias",
+    "bound.tightest",
+    "bound_ratio.tightest",
+    "margin",
+    "radius",
+    "passes_run",
+    "converged",
+    "train_accuracy",
+    "test_accuracy",
+    "fit_seconds",
+}
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """A 2×2×2 multirun into a fresh SQLite store."""
+    tmp = tmp_path_factory.mktemp("sweep")
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    done = run_cli(
+        [
+            "-m",
+            "learner.lr=0.5,2",
+            "dataset.margin=0.1,0.2",
+            "seed=0,1",
+            "dataset.n=300",
+            "dataset.d=10",
+            f"tracking.uri={uri}",
+            f"hydra.sweep.dir={tmp / 'hydra'}",
+        ],
+        cwd=tmp,
+    )
+    assert done.returncode == 0, done.stderr
+    return uri, runs_of(uri)
+
+
+def test_multirun_leaves_eight_finished_runs_with_the_metrics(sweep):
+    uri, runs = sweep
+    assert len(runs) == 8
+    assert {r.info.status for r in runs} == {"FINISHED"}
+    combos = {
+        (r.data.params["learner.lr"], r.data.params["dataset.margin"], r.data.params["seed"])
+        for r in runs
+    }
+    assert len(combos) == 8
+    client = MlflowClient(tracking_uri=uri)
+    for run in runs:
+        assert RUN_METRICS <= set(run.data.metrics), RUN_METRICS - set(run.data.metrics)
+        m, tags = run.data.metrics, run.data.tags
+        assert m["mistakes"] <= m["bound.novikoff_bias"]
+        assert m["bound_ratio.tightest"] == pytest.approx(m["mistakes"] / m["bound.tightest"])
+        assert m["margin"] == pytest.approx(float(run.data.params["dataset.margin"]), rel=1e-12)
+        assert m["radius"] == pytest.approx(1.0, rel=1e-12)
+        assert tags["bound_violated"] == "false"
+        assert tags["lincls.version"] and len(tags["dataset.fingerprint"]) == 16
+        assert len(tags["mlflow.source.git.commit"]) == 40
+        per_pass = client.get_metric_history(run.info.run_id, "mistakes_per_pass")
+        assert [p.step for p in per_pass] == list(range(1, int(m["passes_run"]) + 1))
+        assert sum(p.value for p in per_pass) == m["mistakes"]
+        cumulative = client.get_metric_history(run.info.run_id, "cumulative_mistakes")
+        assert 0 < len(cumulative) <= 200
+        values = [p.value for p in sorted(cumulative, key=lambda p: p.step)]
+        assert values == sorted(values) and values[-1] <= m["mistakes"]
+        assert run.data.params["learner.bias"] == "feature" and run.data.params["passes"] == "10"
+
+
+def test_learning_rate_does_not_change_the_mistakes(sweep):
+    _, runs = sweep
+    by_config = {}
+    for run in runs:
+        key = (run.data.params["dataset.margin"], run.data.params["seed"])
+        by_config.setdefault(key, set()).add(run.data.metrics["mistakes"])
+    assert all(len(mistakes) == 1 for mistakes in by_config.values())
+
+
+def test_rerunning_a_logged_config_reproduces_its_metrics(sweep, tmp_path):
+    _, runs = sweep
+    original = runs[3]
+    overrides = [
+        f"{k}={v}" for k, v in original.data.params.items() if not k.startswith("tracking.")
+    ]
+    uri = f"sqlite:///{tmp_path / 'again.db'}"
+    outcome = runner.execute(compose_config([*overrides, f"tracking.uri={uri}"]))
+    (again,) = runs_of(uri)
+    assert again.info.run_id == outcome.run_id
+    drop = {"fit_seconds"}
+    before = {k: v for k, v in original.data.metrics.items() if k not in drop}
+    after = {k: v for k, v in again.data.metrics.items() if k not in drop}
+    assert before == after
+    assert original.data.tags["dataset.fingerprint"] == again.data.tags["dataset.fingerprint"]
+    assert original.data.tags["lincls.config_hash"] == again.data.tags["lincls.config_hash"]
+
+
+def _csv(path, rows):
+    path.write_text("f1,f2,label\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows))
+    return str(path)
+
+
+BAD_INPUTS = {
+    "margin zero": (["dataset.margin=0"], "dataset.margin: must be a number in (0, inf)"),
+    "margin negative": (["dataset.margin=-0.5"], "dataset.margin: must be a number in (0, inf)"),
+    "radius zero": (["dataset.radius=0"], "dataset.radius: must be a number in (0, inf)"),
+    "radius negative": (["dataset.radius=-1"], "dataset.radius: must be a number in (0, inf)"),
+    "margin above radius": (["dataset.margin=2"], "dataset.margin: must be ≤ radius = 1"),
+    "n zero": (["dataset.n=0"], "dataset.n: must be an integer in [1, inf)"),
+    "d zero": (["dataset.d=0"], "dataset.d: must be an integer in [1, inf)"),
+    "passes zero": (["passes=0"], "passes: must be an integer in [1, inf)"),
+    "lr zero": (["learner.lr=0"], "learner.lr: must be a number in (0, inf)"),
+    "lr negative": (["learner.lr=-2"], "learner.lr: must be a number in (0, inf)"),
+    "unknown bias": (["learner.bias=sometimes"], "learner.bias: must be one of 'feature', 'r2'"),
+    "NaN in X": ("nan", "dataset.path: "),
+    "inf in X": ("inf", "dataset.path: "),
+    "one class": ("one", "dataset.y: needs two classes, got one class"),
+    "three classes": ("three", "dataset.y: Only binary classification is supported"),
+}
+
+
+@pytest.fixture(scope="module")
+def bad_runs(tmp_path_factory):
+    """Every bad input through the CLI (two at a time), each against its own fresh store."""
+    tmp = tmp_path_factory.mktemp("bad")
+    files = {
+        "nan": _csv(tmp / "nan.csv", [(1, 2, 0), (3, "nan", 1), (0, 1, 0)]),
+        "inf": _csv(tmp / "inf.csv", [(1, 2, 0), (3, 4, 1), ("inf", 1, 0)]),
+        "one": _csv(tmp / "one.csv", [(1, 2, 1), (3, 4, 1), (5, 6, 1)]),
+        "three": _csv(tmp / "three.csv", [(1, 2, 0), (3, 4, 1), (5, 6, 2)]),
+    }
+
+    def launch(item):
+        name, (overrides, _) = item
+        if isinstance(overrides, str):
+            overrides = [
+                "dataset=csv",
+                f"dataset.path={files[overrides]}",
+                "dataset.test_fraction=0",
+            ]
+        uri = f"sqlite:///{tmp / (name.replace(' ', '_') + '.db')}"
+        return name, uri, run_cli([*overrides, f"tracking.uri={uri}"], cwd=tmp)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return {name: (uri, done) for name, uri, done in pool.map(launch, BAD_INPUTS.items())}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_exits_nonzero_with_one_line_and_no_running_run(bad_runs, case):
+    uri, done = bad_runs[case]
+    expected = BAD_INPUTS[case][1]
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"error: {expected}"), lines[0]
+    assert [r for r in runs_of(uri) if r.info.status == "RUNNING"] == []
+    if case in ("NaN in X", "inf in X"):
+        assert "line " in lines[0] and "is not a finite number" in lines[0]
+
+
+def test_a_failure_after_the_run_started_is_marked_failed(store, monkeypatch):
+    def broken(**_):
+        X = np.array([[1.0, 2.0], [np.inf, 0.0], [0.5, 0.5]])
+        return Dataset.plain(name="broken", X=X, y=np.array([0, 1, 0]), X_test=X[:0],
+                             y_test=np.array([]), params={})  # fmt: skip
+
+    monkeypatch.setitem(runner.DATASETS, "broken", broken)
+    config = compose_config([f"tracking.uri={store}"])
+    config["dataset"] = {"name": "broken"}
+    with pytest.raises(LinclsInputError, match=r"dataset\.X: contains NaN or inf"):
+        runner.execute(config)
+    (run,) = runs_of(store)
+    assert run.info.status == "FAILED"
+    assert run.data.tags["error"].startswith("LinclsInputError: dataset.X: contains NaN or inf")
+
+
+def test_default_store_is_an_absolute_sqlite_uri(monkeypatch, tmp_path):
+    from lincls import tracking
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    uri = tracking.resolve_tracking_uri(None)
+    assert uri.startswith("sqlite:////") and uri.endswith("/results/mlflow.db")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////elsewhere/m.db")
+    assert tracking.resolve_tracking_uri(None) == "sqlite:////elsewhere/m.db"
+    assert tracking.resolve_tracking_uri("sqlite:////given.db") == "sqlite:////given.db"
