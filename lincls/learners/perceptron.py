@@ -149,7 +149,7 @@ class Perceptron(OnlineBinaryClassifier):
     coef_ : ndarray (1, n_features), dtype of X
     intercept_ : ndarray (1,), float64
     classes_ : the two labels; ``classes_[1]`` is the +1 class
-    radius_ : the R of ``bias="r2"``, the largest norm of the first training data
+    radius_ : the R of ``bias="r2"``, the largest norm of the first training data (else None)
     bias_feature_ : the constant feature the bias rule amounts to (1, √decay, R or 0)
     zero_init_ : whether the run started from w = 0, b = 0 (the bounds assume it)
     mistakes_, updates_, mistakes_per_pass_, mistake_steps_, mistake_indices_, n_passes_,
@@ -186,7 +186,8 @@ class Perceptron(OnlineBinaryClassifier):
     def _init_weights(self, X, coef_init, intercept_init) -> None:
         self.coef_, self.intercept_ = initial_weights(X, coef_init, intercept_init)
         self.zero_init_ = not (self.coef_.any() or self.intercept_.any())
-        self.radius_ = max_norm(X)
+        # R is a full pass over X: measure it only for the rule that steps by R²
+        self.radius_ = max_norm(X) if self.bias == "r2" else None
         if self.bias == "none":
             self._intercept_step = 0.0  # b stays at intercept_init (0 by default)
         elif self.bias == "r2":
