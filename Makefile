@@ -37,7 +37,7 @@ bench: $(STAMP)
 ## ui: the MLflow UI over the local store, on http://$(HOST):$(PORT)
 ui: $(STAMP)
 	mkdir -p results
-	$(VENV)/bin/mlflow ui --backend-store-uri $(STORE) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT)
+	$(VENV)/bin/mlflow ui --backend-store-uri $(STORE) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis outputs multirun
