@@ -16,7 +16,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from experiments.benchmarks.perceptron import csr_problem, dense_problem
 from lincls import bounds
-from lincls.data import make_separable
+from lincls.data import make_orthonormal, make_separable
 from lincls.errors import LinclsInputError
 from lincls.learners import PassiveAggressive
 from lincls.runner import certificate_of, measure, prepare
@@ -187,3 +187,13 @@ def test_same_seed_same_bits():
     X, y = dense_problem(300, 6, seed=8)
     runs = [PassiveAggressive(variant="pa2", shuffle=True, random_state=5).fit(X, y) for _ in "ab"]
     assert runs[0].coef_.tobytes() == runs[1].coef_.tobytes()
+
+
+@pytest.mark.parametrize(("variant", "C", "bound"), [("pa", 1.0, 16.0), ("pa2", 2.0, 16 * 1.25)])
+def test_orthonormal_instance(variant, C, bound):
+    # x_t = e_t: each example errs once, ℓ = 1 and ‖x‖² = 1; PA's (R/γ)² = d is attained.
+    data = make_orthonormal(16)
+    model = PassiveAggressive(variant=variant, C=C, bias="none").fit(data.X, data.y)
+    facts = bounds.RunFacts(model, data.radius, certificate_of(data, model))
+    assert model.mistakes_ == 16
+    assert bounds.evaluate(facts).values[variant] == pytest.approx(bound, rel=1e-12)
