@@ -26,6 +26,62 @@ class PerceptronConfig:
 
 
 @dataclass
+class AveragedPerceptronConfig:
+    name: str = "averaged_perceptron"
+    lr: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = False
+    shuffle: bool = False
+    intercept_decay: float = 1.0
+
+
+@dataclass
+class VotedPerceptronConfig:
+    name: str = "voted_perceptron"
+    prediction: str = "vote"
+    max_vectors: int = 10_000
+    lr: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = False
+    shuffle: bool = False
+    intercept_decay: float = 1.0
+
+
+@dataclass
+class MarginPerceptronConfig:
+    name: str = "margin_perceptron"
+    tau: float = 1.0
+    lr: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+    intercept_decay: float = 1.0
+
+
+@dataclass
+class LearningRatePerceptronConfig:
+    name: str = "learning_rate_perceptron"
+    lr: float = 1.0
+    schedule: str = "constant"
+    decay: float = 0.5
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+    intercept_decay: float = 1.0
+
+
+@dataclass
+class PassiveAggressiveConfig:
+    name: str = "passive_aggressive"
+    variant: str = "pa1"
+    C: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+    intercept_decay: float = 1.0
+
+
+@dataclass
 class SeparableConfig:
     name: str = "separable"
     n: int = 1000
@@ -70,7 +126,14 @@ class RunConfig:
     seed: int = 0
 
 
-LEARNER_SCHEMAS: dict[str, type] = {"perceptron": PerceptronConfig}
+LEARNER_SCHEMAS: dict[str, type] = {
+    "perceptron": PerceptronConfig,
+    "averaged_perceptron": AveragedPerceptronConfig,
+    "voted_perceptron": VotedPerceptronConfig,
+    "margin_perceptron": MarginPerceptronConfig,
+    "learning_rate_perceptron": LearningRatePerceptronConfig,
+    "passive_aggressive": PassiveAggressiveConfig,
+}
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,
     "orthonormal": OrthonormalConfig,

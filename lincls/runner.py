@@ -22,12 +22,26 @@ from lincls import tracking
 from lincls.data import Dataset, load_csv, make_orthonormal, make_separable
 from lincls.errors import LinclsInputError, check_number
 from lincls.geometry import Certificate, certify
-from lincls.learners import Perceptron
+from lincls.learners import (
+    AveragedPerceptron,
+    LearningRatePerceptron,
+    MarginPerceptron,
+    PassiveAggressive,
+    Perceptron,
+    VotedPerceptron,
+)
 from lincls.learners._base import binary_classes
 
 CURVE_POINTS = 200
 
-LEARNERS: dict[str, type] = {"perceptron": Perceptron}
+LEARNERS: dict[str, type] = {
+    "perceptron": Perceptron,
+    "averaged_perceptron": AveragedPerceptron,
+    "voted_perceptron": VotedPerceptron,
+    "margin_perceptron": MarginPerceptron,
+    "learning_rate_perceptron": LearningRatePerceptron,
+    "passive_aggressive": PassiveAggressive,
+}
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
     "separable": make_separable,

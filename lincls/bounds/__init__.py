@@ -6,7 +6,7 @@ theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mis
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
 """
 
-from lincls.bounds import perceptron
+from lincls.bounds import margin, passive_aggressive, perceptron
 from lincls.bounds._registry import (
     REGISTRY,
     RELATIVE_TOLERANCE,
@@ -16,6 +16,8 @@ from lincls.bounds._registry import (
     evaluate,
     holds,
 )
+from lincls.bounds.margin import margin_perceptron_bound
+from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
 
 __all__ = [
@@ -26,8 +28,14 @@ __all__ = [
     "RunFacts",
     "evaluate",
     "holds",
+    "margin",
+    "margin_perceptron_bound",
     "novikoff",
     "novikoff_2r",
     "novikoff_bias",
+    "pa1_bound",
+    "pa2_bound",
+    "pa_bound",
+    "passive_aggressive",
     "perceptron",
 ]
