@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,20 @@ CONF = ROOT / "conf"
 register_configs()
 
 
+@pytest.fixture(scope="session")
+def _migrated_store(tmp_path_factory) -> Path:
+    """An empty SQLite store with MLflow's schema, made once (migrating takes seconds)."""
+    from mlflow.tracking import MlflowClient
+
+    path = tmp_path_factory.mktemp("template") / "mlflow.db"
+    MlflowClient(tracking_uri=f"sqlite:///{path}").search_experiments()
+    return path
+
+
 @pytest.fixture
-def store(tmp_path) -> str:
-    """A fresh SQLite tracking URI in a temporary directory."""
+def store(tmp_path, _migrated_store) -> str:
+    """A fresh, empty SQLite tracking store in a temporary directory (a copy of the template)."""
+    shutil.copyfile(_migrated_store, tmp_path / "mlflow.db")
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
 
 
@@ -49,6 +61,8 @@ def runs_of(uri: str, experiment: str = "lincls"):
     """All runs of ``experiment`` in the store at ``uri``."""
     from mlflow.tracking import MlflowClient
 
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
+        return []  # never created: nothing was logged (and querying would create it)
     client = MlflowClient(tracking_uri=uri)
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
