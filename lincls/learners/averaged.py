@@ -164,8 +164,7 @@ class AveragedPerceptron(Perceptron):
 
     def _run_pass(self, X, y, order):
         n = order.shape[0]
-        rows = np.empty(n, dtype=np.int64)
-        steps = np.empty(n, dtype=np.int64)
+        rows, steps = self._mistake_buffers(n)
         w, b = self.last_coef_[0], self.last_intercept_
         lr, step0 = float(self.lr), int(self.n_steps_)
         if sp.issparse(X):

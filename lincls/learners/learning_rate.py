@@ -166,8 +166,7 @@ class LearningRatePerceptron(Perceptron):
 
     def _run_pass(self, X, y, order):
         n = order.shape[0]
-        rows = np.empty(n, dtype=np.int64)
-        steps = np.empty(n, dtype=np.int64)
+        rows, steps = self._mistake_buffers(n)
         alpha0 = float(self.lr)
         if self.schedule == "pass_decay":
             alpha0 *= float(self.decay) ** len(self._pass_mistakes)

@@ -65,4 +65,5 @@ class MarginPerceptron(Perceptron):
             float(self.lr),
             self._intercept_step,
             float(self.tau),
+            self._mistake_buffers(order.shape[0]),
         )

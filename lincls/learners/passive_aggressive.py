@@ -203,8 +203,7 @@ class PassiveAggressive(OnlineBinaryClassifier):
 
     def _run_pass(self, X, y, order):
         n = order.shape[0]
-        rows = np.empty(n, dtype=np.int64)
-        steps = np.empty(n, dtype=np.int64)
+        rows, steps = self._mistake_buffers(n)
         variant, C = _VARIANT_CODE[self.variant], float(self.C)
         w, b = self.coef_[0], self.intercept_
         if sp.issparse(X):

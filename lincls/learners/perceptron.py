@@ -107,11 +107,15 @@ def perceptron_pass_csr(
     return mistakes, updates
 
 
-def run_linear_pass(X, y, order, w, intercept, lr, intercept_step, threshold):
-    """Dispatch one pass of the perceptron kernel on dense or CSR ``X``; see the kernels."""
+def run_linear_pass(X, y, order, w, intercept, lr, intercept_step, threshold, buffers=None):
+    """Dispatch one pass of the perceptron kernel on dense or CSR ``X``; see the kernels.
+
+    ``buffers``: (rows, steps) int64 scratch arrays of at least ``len(order)`` entries.
+    """
     n = order.shape[0]
-    rows = np.empty(n, dtype=np.int64)
-    steps = np.empty(n, dtype=np.int64)
+    if buffers is None:
+        buffers = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+    rows, steps = buffers
     cast = np.zeros(1, dtype=w.dtype)
     if sp.issparse(X):
         mistakes, updates = perceptron_pass_csr(
@@ -206,4 +210,5 @@ class Perceptron(OnlineBinaryClassifier):
             float(self.lr),
             self._intercept_step,
             self._threshold,
+            self._mistake_buffers(order.shape[0]),
         )

@@ -134,7 +134,15 @@ class VotedPerceptron(Perceptron):
     def _run_pass(self, X, y, order):
         start_w, start_b = self._w.copy(), self._b.copy()
         mistakes, updates, rows, steps = run_linear_pass(
-            X, y, order, self._w, self._b, float(self.lr), self._intercept_step, 0.0
+            X,
+            y,
+            order,
+            self._w,
+            self._b,
+            float(self.lr),
+            self._intercept_step,
+            0.0,
+            self._mistake_buffers(order.shape[0]),
         )
         if self._n_vectors + mistakes > self.max_vectors:
             raise LinclsInputError(
