@@ -24,7 +24,7 @@ run: $(STAMP)
 
 ## test: lint, format check and the whole suite
 test: $(STAMP) lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
