@@ -192,9 +192,10 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
     def _one_pass(self, X, y_signed: np.ndarray, order: np.ndarray) -> int:
         mistakes, updates, rows, steps = self._run_pass(X, y_signed, order)
         # A learner that wrote into ``_mistake_buffers`` hands back the same memory: then these
-        # are copies onto themselves; otherwise its arrays are appended.
+        # are in place already; otherwise its arrays are appended.
         rows_out, steps_out = self._mistake_buffers(mistakes)
-        rows_out[:] = rows
+        if mistakes and rows.ctypes.data != rows_out.ctypes.data:
+            rows_out[:] = rows
         np.add(steps, self.n_steps_, out=steps_out, casting="unsafe")
         self._recorded += mistakes
         self._pass_mistakes.append(mistakes)
