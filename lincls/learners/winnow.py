@@ -282,8 +282,8 @@ class Winnow(_WinnowBase):
                 row = flat // X.shape[1]
             raise LinclsInputError(
                 "X",
-                f"Winnow needs non-negative features; row {row} holds {values.min():g} "
-                "(use BalancedWinnow for features of either sign)",
+                f"Negative values in data: Winnow needs features ≥ 0, row {row} holds "
+                f"{values.min():g} (BalancedWinnow takes either sign)",
             )
         return X, y
 
