@@ -256,8 +256,8 @@ class KernelPerceptron(OnlineBinaryClassifier):
             accept_large_sparse=False, ensure_all_finite=False, reset=reset,
         )  # fmt: skip
         check_finite(X)
-        if sp.issparse(X):
-            X.sort_indices()
+        if sp.issparse(X) and not X.has_sorted_indices:
+            X = X.sorted_indices()  # a copy: the caller's matrix is left as it was
         return X, y
 
     def _init_weights(self, X, coef_init, intercept_init) -> None:

@@ -189,8 +189,6 @@ class _WinnowBase(OnlineBinaryClassifier):
 
     def _validate_X_y(self, X, y, reset: bool):
         X, y = super()._validate_X_y(X, y, reset)
-        if sp.issparse(X):
-            X.sort_indices()
         boolean = _is_boolean(X)
         self.boolean_input_ = boolean if reset else boolean and self.boolean_input_
         return X, y
