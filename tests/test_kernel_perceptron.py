@@ -274,3 +274,37 @@ def test_logged_run(store):
     assert run.data.tags["bound.tightest"] == "kernel_novikoff"
     assert run.data.tags["bound_violated"] == "false"
     assert "novikoff_bias: not a perceptron-family learner" in run.data.tags["bounds.skipped"]
+
+
+def quadratic_features(X):
+    """φ with ⟨φ(x), φ(z)⟩ = (1 + x·z)²: (1, √2·x_i, x_i², √2·x_i·x_j for i < j)."""
+    d = X.shape[1]
+    pairs = [np.sqrt(2.0) * X[:, i] * X[:, j] for i in range(d) for j in range(i + 1, d)]
+    return np.column_stack([np.ones(len(X)), np.sqrt(2.0) * X, X**2, *pairs])
+
+
+def test_poly_kernel_is_the_perceptron_on_the_explicit_feature_map():
+    X, y = dense_problem(400, 4, seed=11)
+    Phi = quadratic_features(X)
+    np.testing.assert_allclose(Phi @ Phi.T, (1 + X @ X.T) ** 2, rtol=1e-12, atol=1e-10)
+    ours = KernelPerceptron(kernel="poly", degree=2, bias="none", max_passes=3).fit(X, y)
+    peer = Perceptron(bias="none", max_passes=3).fit(Phi, y)
+    assert ours.mistakes_ == peer.mistakes_ > 0
+    np.testing.assert_array_equal(ours.mistake_steps_, peer.mistake_steps_)
+    X_test, _ = dense_problem(200, 4, seed=12)
+    np.testing.assert_array_equal(ours.predict(X_test), peer.predict(quadratic_features(X_test)))
+
+
+def test_poly_lift_keeps_the_margin():
+    # U = (b, u/√2, 0, ...) in φ-space: ⟨U, φ(x)⟩ = u·x + b, ‖U‖² = 1/2 + b²
+    data = make_separable(80, 3, margin=0.1, radius=1.0, offset=0.4, seed=2, n_test=0)
+    Phi = quadratic_features(data.X)
+    U = np.zeros(Phi.shape[1])
+    U[0], U[1:4] = data.b, data.u / np.sqrt(2.0)
+    np.testing.assert_allclose(Phi @ U, data.X @ data.u + data.b, rtol=1e-12, atol=1e-15)
+    lifted = bounds.kernel.lifted_norm_sq("poly", 2, data.b, 0.0)
+    assert U @ U == pytest.approx(lifted, rel=1e-14)
+    # with the bias feature c = 1 the offset splits as b/2 + 1·b/2: ‖U‖² = 1/2 + b²/2
+    assert bounds.kernel.lifted_norm_sq("poly", 2, data.b, 1.0) == pytest.approx(
+        0.5 + data.b**2 / 2, rel=1e-14
+    )
