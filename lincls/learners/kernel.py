@@ -284,12 +284,12 @@ class KernelPerceptron(OnlineBinaryClassifier):
             self.intercept_[:] = given
         has_start = self.coef_init_ is not None and bool(self.coef_init_.any())
         self.zero_init_ = not (has_start or self.intercept_.any())
-        diagonal = kernel_diagonal(X, self.kernel, self.degree)
-        self.kernel_radius_ = float(np.sqrt(diagonal.max(initial=0.0)))
+        largest = float(kernel_diagonal(X, self.kernel, self.degree).max(initial=0.0))
+        self.kernel_radius_ = float(np.sqrt(largest))
         if self.bias == "none":
             self._bias_sq = 0.0
         elif self.bias == "r2":
-            self._bias_sq = self.kernel_radius_**2
+            self._bias_sq = largest
         else:
             self._bias_sq = 1.0
         self.bias_feature_ = float(np.sqrt(self._bias_sq))
