@@ -82,6 +82,37 @@ class PassiveAggressiveConfig:
 
 
 @dataclass
+class KernelPerceptronConfig:
+    name: str = "kernel_perceptron"
+    kernel: str = "linear"
+    degree: int = 2
+    gamma: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+    cache_size: float = 200.0
+
+
+@dataclass
+class WinnowConfig:
+    name: str = "winnow"
+    alpha: float = 2.0
+    threshold: float | None = None
+    variant: str = "winnow2"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+
+
+@dataclass
+class BalancedWinnowConfig:
+    name: str = "balanced_winnow"
+    alpha: float = 2.0
+    threshold: float = 0.0
+    stop_when_converged: bool = True
+    shuffle: bool = False
+
+
+@dataclass
 class SeparableConfig:
     name: str = "separable"
     n: int = 1000
@@ -98,6 +129,17 @@ class OrthonormalConfig:
     name: str = "orthonormal"
     d: int = 50
     radius: float = 1.0
+    seed: int = SI("${seed}")
+
+
+@dataclass
+class DisjunctionConfig:
+    name: str = "disjunction"
+    n_features: int = 100
+    k: int = 3
+    n: int = 1000
+    density: float | None = None
+    n_test: int = 1000
     seed: int = SI("${seed}")
 
 
@@ -133,10 +175,14 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "margin_perceptron": MarginPerceptronConfig,
     "learning_rate_perceptron": LearningRatePerceptronConfig,
     "passive_aggressive": PassiveAggressiveConfig,
+    "kernel_perceptron": KernelPerceptronConfig,
+    "winnow": WinnowConfig,
+    "balanced_winnow": BalancedWinnowConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,
     "orthonormal": OrthonormalConfig,
+    "disjunction": DisjunctionConfig,
     "csv": CsvConfig,
 }
 

@@ -19,16 +19,19 @@ import numpy as np
 import lincls
 from lincls import bounds as bounds_mod
 from lincls import tracking
-from lincls.data import Dataset, load_csv, make_orthonormal, make_separable
+from lincls.data import Dataset, load_csv, make_disjunction, make_orthonormal, make_separable
 from lincls.errors import LinclsInputError, check_number
 from lincls.geometry import Certificate, certify
 from lincls.learners import (
     AveragedPerceptron,
+    BalancedWinnow,
+    KernelPerceptron,
     LearningRatePerceptron,
     MarginPerceptron,
     PassiveAggressive,
     Perceptron,
     VotedPerceptron,
+    Winnow,
 )
 from lincls.learners._base import binary_classes
 
@@ -41,11 +44,15 @@ LEARNERS: dict[str, type] = {
     "margin_perceptron": MarginPerceptron,
     "learning_rate_perceptron": LearningRatePerceptron,
     "passive_aggressive": PassiveAggressive,
+    "kernel_perceptron": KernelPerceptron,
+    "winnow": Winnow,
+    "balanced_winnow": BalancedWinnow,
 }
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
     "separable": make_separable,
     "orthonormal": make_orthonormal,
+    "disjunction": make_disjunction,
     "csv": load_csv,
 }
 

@@ -6,7 +6,7 @@ theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mis
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
 """
 
-from lincls.bounds import margin, passive_aggressive, perceptron
+from lincls.bounds import kernel, margin, passive_aggressive, perceptron, winnow
 from lincls.bounds._registry import (
     REGISTRY,
     RELATIVE_TOLERANCE,
@@ -16,9 +16,11 @@ from lincls.bounds._registry import (
     evaluate,
     holds,
 )
+from lincls.bounds.kernel import kernel_novikoff
 from lincls.bounds.margin import margin_perceptron_bound
 from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
+from lincls.bounds.winnow import winnow1_bound, winnow2_bound
 
 __all__ = [
     "REGISTRY",
@@ -28,6 +30,8 @@ __all__ = [
     "RunFacts",
     "evaluate",
     "holds",
+    "kernel",
+    "kernel_novikoff",
     "margin",
     "margin_perceptron_bound",
     "novikoff",
@@ -38,4 +42,7 @@ __all__ = [
     "pa_bound",
     "passive_aggressive",
     "perceptron",
+    "winnow",
+    "winnow1_bound",
+    "winnow2_bound",
 ]

@@ -38,6 +38,8 @@ class Dataset:
 
     ``u`` (unit) and ``b`` are the separator a generator used; ``margin`` = min y(u·x + b) and
     ``radius`` = max ‖x‖ are *measured* on the training data, never copied from arguments.
+    ``relevant`` names the features a boolean target depends on (the attributes of a monotone
+    disjunction), when the generator knows them.
     """
 
     name: str
@@ -50,14 +52,18 @@ class Dataset:
     margin: float | None = None
     radius: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
+    relevant: np.ndarray | None = None
 
     @classmethod
-    def certified(cls, *, name, X, y, X_test, y_test, u, b, params) -> Dataset:
+    def certified(cls, *, name, X, y, X_test, y_test, u, b, params, relevant=None) -> Dataset:
         """A dataset whose margin and radius are measured for the separator (u, b)."""
         u = np.asarray(u, dtype=np.float64)
         y = np.asarray(y)
         margin = float(np.min(y * (X @ u + b))) if X.shape[0] else None
-        return cls(name, X, y, X_test, np.asarray(y_test), u, float(b), margin, max_norm(X), params)
+        return cls(
+            name, X, y, X_test, np.asarray(y_test), u, float(b), margin, max_norm(X), params,
+            relevant=None if relevant is None else np.asarray(relevant, dtype=np.int64),
+        )  # fmt: skip
 
     @classmethod
     def plain(cls, *, name, X, y, X_test, y_test, params) -> Dataset:
