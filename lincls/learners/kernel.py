@@ -315,8 +315,7 @@ class KernelPerceptron(OnlineBinaryClassifier):
         if self._source is not X:
             self._start(X)
         n = order.shape[0]
-        rows = np.empty(n, dtype=np.int64)
-        steps = np.empty(n, dtype=np.int64)
+        rows, steps = self._mistake_buffers(n)
         row = np.empty(X.shape[0])
         kind, degree, gamma = _KERNEL_CODE[self.kernel], int(self.degree), float(self.gamma)
         if sp.issparse(X):

@@ -296,8 +296,7 @@ class Winnow(_WinnowBase):
 
     def _run_pass(self, X, y, order):
         n = order.shape[0]
-        rows = np.empty(n, dtype=np.int64)
-        steps = np.empty(n, dtype=np.int64)
+        rows, steps = self._mistake_buffers(n)
         eliminate = self.variant == "winnow1"
         theta, alpha, w = self.threshold_, float(self.alpha), self.coef_[0]
         if sp.issparse(X):
@@ -372,8 +371,7 @@ class BalancedWinnow(_WinnowBase):
 
     def _run_pass(self, X, y, order):
         n = order.shape[0]
-        rows = np.empty(n, dtype=np.int64)
-        steps = np.empty(n, dtype=np.int64)
+        rows, steps = self._mistake_buffers(n)
         theta, alpha = self.threshold_, float(self.alpha)
         w_pos, w_neg = self.weights_positive_, self.weights_negative_
         if sp.issparse(X):
