@@ -82,6 +82,24 @@ class PassiveAggressiveConfig:
 
 
 @dataclass
+class MulticlassPerceptronConfig:
+    name: str = "multiclass_perceptron"
+    lr: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+
+
+@dataclass
+class MiraConfig:
+    name: str = "mira"
+    max_step: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+
+
+@dataclass
 class SeparableConfig:
     name: str = "separable"
     n: int = 1000
@@ -98,6 +116,18 @@ class OrthonormalConfig:
     name: str = "orthonormal"
     d: int = 50
     radius: float = 1.0
+    seed: int = SI("${seed}")
+
+
+@dataclass
+class MulticlassConfig:
+    name: str = "multiclass"
+    n: int = 1000
+    d: int = 20
+    n_classes: int = 3
+    margin: float = 0.05
+    radius: float = 1.0
+    n_test: int = 1000
     seed: int = SI("${seed}")
 
 
@@ -133,11 +163,14 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "margin_perceptron": MarginPerceptronConfig,
     "learning_rate_perceptron": LearningRatePerceptronConfig,
     "passive_aggressive": PassiveAggressiveConfig,
+    "multiclass_perceptron": MulticlassPerceptronConfig,
+    "mira": MiraConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,
     "orthonormal": OrthonormalConfig,
     "csv": CsvConfig,
+    "multiclass": MulticlassConfig,
 }
 
 

@@ -6,7 +6,7 @@ theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mis
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
 """
 
-from lincls.bounds import margin, passive_aggressive, perceptron
+from lincls.bounds import margin, multiclass, passive_aggressive, perceptron
 from lincls.bounds._registry import (
     REGISTRY,
     RELATIVE_TOLERANCE,
@@ -17,6 +17,7 @@ from lincls.bounds._registry import (
     holds,
 )
 from lincls.bounds.margin import margin_perceptron_bound
+from lincls.bounds.multiclass import mira_bound, multiclass_perceptron_bound
 from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
 
@@ -30,6 +31,9 @@ __all__ = [
     "holds",
     "margin",
     "margin_perceptron_bound",
+    "mira_bound",
+    "multiclass",
+    "multiclass_perceptron_bound",
     "novikoff",
     "novikoff_2r",
     "novikoff_bias",

@@ -38,6 +38,8 @@ class Dataset:
 
     ``u`` (unit) and ``b`` are the separator a generator used; ``margin`` = min y(u·x + b) and
     ``radius`` = max ‖x‖ are *measured* on the training data, never copied from arguments.
+    Multiclass generators set ``U`` instead (a row per class in sorted label order, ‖U‖_F = 1);
+    ``margin`` is then the multiclass margin min_t [u_y·x_t − max_{r≠y} u_r·x_t].
     """
 
     name: str
@@ -50,6 +52,7 @@ class Dataset:
     margin: float | None = None
     radius: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
+    U: np.ndarray | None = None
 
     @classmethod
     def certified(cls, *, name, X, y, X_test, y_test, u, b, params) -> Dataset:

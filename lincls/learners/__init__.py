@@ -3,14 +3,18 @@
 from lincls.learners.averaged import AveragedPerceptron
 from lincls.learners.learning_rate import LearningRatePerceptron
 from lincls.learners.margin import MarginPerceptron
+from lincls.learners.mira import MIRA
+from lincls.learners.multiclass import MulticlassPerceptron
 from lincls.learners.passive_aggressive import PassiveAggressive
 from lincls.learners.perceptron import Perceptron
 from lincls.learners.voted import VotedPerceptron
 
 __all__ = [
+    "MIRA",
     "AveragedPerceptron",
     "LearningRatePerceptron",
     "MarginPerceptron",
+    "MulticlassPerceptron",
     "PassiveAggressive",
     "Perceptron",
     "VotedPerceptron",
