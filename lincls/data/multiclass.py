@@ -6,8 +6,8 @@ of Crammer & Singer's Theorem 1 and of the bound 2R²/γ²) and, for every train
     u_y·x_t − max_{r≠y} u_r·x_t ≥ margin   and   ‖x_t‖ ≤ radius,
 
 with equality reached by one example each (to rounding). Labels are 0..k−1, balanced; row r of U
-belongs to label r. The rows of U share one norm 1/√k, so every class wins somewhere: distinct
-points of a sphere are all vertices of their convex hull.
+belongs to label r. The rows of U share one norm 1/√k and are spread out (orthonormal directions,
+or a regular polygon when d < k), so every class wins on a wide cone of directions.
 """
 
 from __future__ import annotations
@@ -22,12 +22,20 @@ _MAX_BATCHES = 400
 
 
 def _prototypes(rng: np.random.Generator, k: int, d: int) -> np.ndarray:
-    """k distinct random rows of norm 1/√k (so ‖U‖_F = 1); in d = 1 the two rows ±1/√2."""
+    """k rows of norm 1/√k (so ‖U‖_F = 1), spread out in a random orientation.
+
+    d ≥ k: orthonormal rows (scaled); 2 ≤ d < k: a regular k-gon in a random plane; d = 1: the
+    two rows ±1/√2. Every class then owns a cone of directions, the widest it can.
+    """
     if d == 1:
         return np.array([[-1.0], [1.0]]) / np.sqrt(2.0)
-    U = rng.standard_normal((k, d))
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
-    return U / np.sqrt(k)
+    basis, _ = np.linalg.qr(rng.standard_normal((d, min(k, d))))
+    if d >= k:
+        rows = basis.T
+    else:
+        angle = rng.uniform(0.0, 2.0 * np.pi) + 2.0 * np.pi * np.arange(k) / k
+        rows = np.outer(np.cos(angle), basis[:, 0]) + np.outer(np.sin(angle), basis[:, 1])
+    return rows / np.sqrt(k)
 
 
 def _candidates(rng, U, count, radius):

@@ -180,6 +180,7 @@ class OnlineMulticlassClassifier(OnlineBinaryClassifier):
 
     def predict(self, X) -> np.ndarray:
         """The class of the highest score, the lowest class index on ties."""
+        self._check_fitted()
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
     def _run_arrays(self, n: int):
