@@ -265,3 +265,12 @@ def test_runner_logs_the_bound(store):
     assert logged["train_accuracy"] == 1.0 and logged["converged"] == 1.0
     assert run.data.tags["bound.tightest"] == "multiclass_perceptron"
     assert run.data.tags["bound_violated"] == "false"
+
+
+def test_initial_weights_shapes_and_a_fixed_bias_without_bias_rule():
+    model = MulticlassPerceptron(bias="none", max_passes=1)
+    model.fit(SEED001_MC_X, SEED001_MC_Y, coef_init=SEED001_W, intercept_init=[1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(model.intercept_, [1.0, 2.0, 3.0])  # no bias rule: b stays
+    with pytest.raises(LinclsInputError) as info:
+        model.fit(SEED001_MC_X, SEED001_MC_Y, coef_init=np.zeros((2, 3)))
+    assert info.value.field == "coef_init" and "must hold 9 finite values" in str(info.value)

@@ -109,9 +109,7 @@ class OnlineMulticlassClassifier(OnlineBinaryClassifier):
         n_classes = self.classes_.shape[0]
         coef, intercept = initial_weights(X, coef_init, intercept_init, n_outputs=n_classes)
         self.coef_ = coef.astype(np.float64)
-        self.intercept_ = intercept
-        if self.bias == "none":
-            self.intercept_[:] = 0.0
+        self.intercept_ = intercept  # with bias="none" it stays at intercept_init (0 by default)
         self.zero_init_ = not (self.coef_.any() or self.intercept_.any())
         self.radius_ = max_norm(X)
         self.bias_feature_ = 1.0 if self.bias == "feature" else 0.0
