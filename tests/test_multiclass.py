@@ -16,10 +16,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from lincls import bounds, runner
 from lincls.data import make_multiclass, make_separable
 from lincls.errors import LinclsInputError
-from lincls.geometry import MulticlassCertificate, multiclass_margins
-from lincls.learners import MulticlassPerceptron
+from lincls.geometry import MulticlassCertificate, certify_multiclass, multiclass_margins
+from lincls.learners import MIRA, MulticlassPerceptron
 from lincls.learners._multiclass_base import scores_dense
 from lincls.runner import certificate_of, measure, prepare
+
+MIRA_UNCAPPED = MIRA(max_step=float("inf"), bias="none")
 
 
 @parametrize_with_checks(
@@ -274,3 +276,23 @@ def test_initial_weights_shapes_and_a_fixed_bias_without_bias_rule():
     with pytest.raises(LinclsInputError) as info:
         model.fit(SEED001_MC_X, SEED001_MC_Y, coef_init=np.zeros((2, 3)))
     assert info.value.field == "coef_init" and "must hold 9 finite values" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "learner", [MulticlassPerceptron(bias="none"), MIRA_UNCAPPED], ids=["perceptron", "mira"]
+)
+def test_orthonormal_instance_attains_the_bound(learner):
+    # x_t = e_t labelled 1 (t = 1..d), then −e_1 labelled 0. From W = 0 every e_t ties at 0 →
+    # class 0 predicted: d mistakes. U = (−v, v), v = 1/√(2d) per coordinate: ‖U‖_F = 1,
+    # γ = 2/√(2d), R = 1, so 2R²/γ² = d (and MIRA's max(2R², 1/M)/γ² = d for M ≥ 1/2).
+    d = 12
+    X = np.vstack([np.eye(d), -np.eye(d)[:1]])
+    y = np.r_[np.ones(d, dtype=int), 0]
+    learner.fit(X, y)
+    v = np.full(d, 1 / np.sqrt(2 * d))
+    cert = certify_multiclass(X, y, np.vstack([-v, v]), None, source="hand")
+    assert cert.margin == pytest.approx(np.sqrt(2 / d), rel=1e-12)
+    values = bounds.evaluate(bounds.RunFacts(learner, 1.0, cert)).values
+    (value,) = values.values()
+    assert learner.mistakes_ == d
+    assert value == pytest.approx(d, rel=1e-12)
