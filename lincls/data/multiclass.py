@@ -18,7 +18,9 @@ from lincls.data.dataset import Dataset
 from lincls.errors import LinclsInputError, check_number
 from lincls.geometry import max_norm, multiclass_margins
 
-_MAX_BATCHES = 400
+_MAX_BATCHES = 10_000
+_PROBE_BATCHES = 20  # a class with no point after this many batches: the margin is out of reach
+_BATCH_CAP = 65_536  # candidates per batch, to bound memory on large n
 
 
 def _prototypes(rng: np.random.Generator, k: int, d: int) -> np.ndarray:
@@ -59,9 +61,9 @@ def _sample(rng, U, n, margin, radius):
     quota[: n % k] += 1
     taken = [[np.empty((0, U.shape[1]))] for _ in range(k)]
     have = np.zeros(k, dtype=np.int64)
-    batch = max(4 * n, 512)
-    for _ in range(_MAX_BATCHES):
-        if (have >= quota).all():
+    batch = min(max(4 * n, 512), _BATCH_CAP)
+    for round_ in range(_MAX_BATCHES):
+        if (have >= quota).all() or (round_ == _PROBE_BATCHES and (have[quota > 0] == 0).any()):
             break
         X = _candidates(rng, U, batch, radius)
         label = np.argmax(X @ U.T, axis=1)
