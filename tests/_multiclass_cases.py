@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from _online_cases import certified_data
 from hypothesis import strategies as st
 
 from lincls.data import make_multiclass
@@ -28,3 +29,14 @@ def multiclass_data(draw):
     margin = radius * draw(st.floats(0.005, 0.15)) / np.sqrt(k)
     seed = draw(st.integers(0, 2**20))
     return make_multiclass(n, d, k, margin, radius, seed=seed, n_test=0)
+
+
+def bias_and_multiclass_data():
+    """A bias rule and a certified dataset: multiclass (homogeneous U), or binary with an offset
+    (the learner then gets the multiclass form of (u, b)); homogeneous data without a bias."""
+    return st.sampled_from(["feature", "none"]).flatmap(
+        lambda bias: st.tuples(
+            st.just(bias),
+            st.one_of(multiclass_data(), certified_data(homogeneous=bias == "none")),
+        )
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _multiclass_cases import SEED001_MC_X, SEED001_MC_Y, SEED001_W, multiclass_data
+from _multiclass_cases import SEED001_MC_X, SEED001_MC_Y, SEED001_W, bias_and_multiclass_data
 from _online_cases import BOUND_SETTINGS
 from conftest import compose_config, runs_of
 from hypothesis import given
@@ -118,12 +118,12 @@ def test_perceptron_bound_is_not_claimed_for_mira():
 
 @BOUND_SETTINGS
 @given(
-    data=multiclass_data(),
-    bias=st.sampled_from(["feature", "none"]),
+    bias_case=bias_and_multiclass_data(),
     max_step=st.sampled_from([1e-3, 0.1, 1.0, 50.0, float("inf")]),
     shuffle=st.booleans(),
 )
-def test_mistakes_within_the_bound(data, bias, max_step, shuffle):
+def test_mistakes_within_the_bound(bias_case, max_step, shuffle):
+    bias, data = bias_case
     model = MIRA(max_step=max_step, bias=bias, max_passes=40, shuffle=shuffle, random_state=1)
     model.fit(data.X, data.y)
     facts = bounds.RunFacts(model, data.radius, certificate_of(data, model))

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _multiclass_cases import SEED001_MC_X, SEED001_MC_Y, SEED001_W, SEED001_x, multiclass_data
+from _multiclass_cases import (
+    SEED001_MC_X,
+    SEED001_MC_Y,
+    SEED001_W,
+    SEED001_x,
+    bias_and_multiclass_data,
+)
 from _online_cases import BOUND_SETTINGS
 from conftest import compose_config, runs_of
 from hypothesis import given
@@ -193,12 +199,12 @@ def test_bound_needs_a_start_from_zero_and_a_bias_for_offsets():
 
 @BOUND_SETTINGS
 @given(
-    data=multiclass_data(),
-    bias=st.sampled_from(["feature", "none"]),
+    bias_case=bias_and_multiclass_data(),
     lr=st.sampled_from([0.01, 1.0, 30.0]),
     shuffle=st.booleans(),
 )
-def test_mistakes_within_the_bound(data, bias, lr, shuffle):
+def test_mistakes_within_the_bound(bias_case, lr, shuffle):
+    bias, data = bias_case
     model = MulticlassPerceptron(
         lr=lr, bias=bias, max_passes=40, shuffle=shuffle, random_state=1
     ).fit(data.X, data.y)
