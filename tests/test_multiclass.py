@@ -302,3 +302,9 @@ def test_orthonormal_instance_attains_the_bound(learner):
     (value,) = values.values()
     assert learner.mistakes_ == d
     assert value == pytest.approx(d, rel=1e-12)
+
+
+def test_make_multiclass_same_seed_same_data():
+    a, b, c = (make_multiclass(50, 4, 3, 0.05, 1.0, seed=s) for s in (8, 8, 9))
+    assert a.fingerprint == b.fingerprint != c.fingerprint
+    assert a.U.tobytes() == b.U.tobytes() and a.X_test.tobytes() == b.X_test.tobytes()
