@@ -113,6 +113,24 @@ class BalancedWinnowConfig:
 
 
 @dataclass
+class MulticlassPerceptronConfig:
+    name: str = "multiclass_perceptron"
+    lr: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+
+
+@dataclass
+class MiraConfig:
+    name: str = "mira"
+    max_step: float = 1.0
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+
+
+@dataclass
 class SeparableConfig:
     name: str = "separable"
     n: int = 1000
@@ -139,6 +157,18 @@ class DisjunctionConfig:
     k: int = 3
     n: int = 1000
     density: float | None = None
+    n_test: int = 1000
+    seed: int = SI("${seed}")
+
+
+@dataclass
+class MulticlassConfig:
+    name: str = "multiclass"
+    n: int = 1000
+    d: int = 20
+    n_classes: int = 3
+    margin: float = 0.05
+    radius: float = 1.0
     n_test: int = 1000
     seed: int = SI("${seed}")
 
@@ -178,12 +208,15 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "kernel_perceptron": KernelPerceptronConfig,
     "winnow": WinnowConfig,
     "balanced_winnow": BalancedWinnowConfig,
+    "multiclass_perceptron": MulticlassPerceptronConfig,
+    "mira": MiraConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,
     "orthonormal": OrthonormalConfig,
     "disjunction": DisjunctionConfig,
     "csv": CsvConfig,
+    "multiclass": MulticlassConfig,
 }
 
 

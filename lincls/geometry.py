@@ -60,3 +60,54 @@ def certify(X, y_signed: np.ndarray, u: np.ndarray, b: float, source: str) -> Ce
     u, b = u / scale, float(b) / scale
     margin = float(functional_margins(X, y_signed, u, b).min())
     return Certificate(u=u, b=b, margin=margin, radius=max_norm(X), source=source)
+
+
+def multiclass_margins(X, y_index: np.ndarray, U: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(u_y·x_t + b_y) − max_{r≠y} (u_r·x_t + b_r) for every example (y_index: row of U)."""
+    scores = np.asarray(X @ np.asarray(U, dtype=np.float64).T, dtype=np.float64) + b
+    rows = np.arange(scores.shape[0])
+    true = scores[rows, y_index]
+    others = scores.copy()
+    others[rows, y_index] = -np.inf
+    return true - others.max(axis=1)
+
+
+@dataclass(frozen=True)
+class MulticlassCertificate:
+    """A multiclass separator (U, b) and its geometry: ‖U‖_F = 1 (b not counted),
+    γ = min_t [(u_y·x_t + b_y) − max_{r≠y}(u_r·x_t + b_r)], R = max ‖x‖.
+
+    Row r of ``U`` and entry r of ``b`` belong to the r-th class in sorted label order.
+    ``margin`` ≤ 0 means (U, b) does not separate the data.
+    """
+
+    U: np.ndarray
+    b: np.ndarray
+    margin: float
+    radius: float
+    source: str
+
+    @property
+    def separates(self) -> bool:
+        """Whether every example scores its own class strictly highest: γ > 0."""
+        return self.margin > 0.0
+
+    @property
+    def homogeneous(self) -> bool:
+        """Whether every class offset is 0."""
+        return not np.any(self.b)
+
+
+def certify_multiclass(
+    X, y_index: np.ndarray, U: np.ndarray, b: np.ndarray | None, source: str
+) -> MulticlassCertificate:
+    """Measure the certificate of (U, b) on (X, y_index): scaled so that ‖U‖_F = 1."""
+    U = np.asarray(U, dtype=np.float64)
+    b = np.zeros(U.shape[0]) if b is None else np.asarray(b, dtype=np.float64)
+    scale = float(np.linalg.norm(U))
+    if scale == 0.0:
+        raise ValueError("a certificate needs a non-zero U")
+    U, b = U / scale, b / scale
+    y_index = np.asarray(y_index, dtype=np.int64)
+    margin = float(multiclass_margins(X, y_index, U, b).min()) if X.shape[0] else 0.0
+    return MulticlassCertificate(U=U, b=b, margin=margin, radius=max_norm(X), source=source)

@@ -19,15 +19,24 @@ import numpy as np
 import lincls
 from lincls import bounds as bounds_mod
 from lincls import tracking
-from lincls.data import Dataset, load_csv, make_disjunction, make_orthonormal, make_separable
+from lincls.data import (
+    Dataset,
+    load_csv,
+    make_disjunction,
+    make_multiclass,
+    make_orthonormal,
+    make_separable,
+)
 from lincls.errors import LinclsInputError, check_number
-from lincls.geometry import Certificate, certify
+from lincls.geometry import Certificate, MulticlassCertificate, certify, certify_multiclass
 from lincls.learners import (
+    MIRA,
     AveragedPerceptron,
     BalancedWinnow,
     KernelPerceptron,
     LearningRatePerceptron,
     MarginPerceptron,
+    MulticlassPerceptron,
     PassiveAggressive,
     Perceptron,
     VotedPerceptron,
@@ -47,6 +56,8 @@ LEARNERS: dict[str, type] = {
     "kernel_perceptron": KernelPerceptron,
     "winnow": Winnow,
     "balanced_winnow": BalancedWinnow,
+    "multiclass_perceptron": MulticlassPerceptron,
+    "mira": MIRA,
 }
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
@@ -54,6 +65,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "orthonormal": make_orthonormal,
     "disjunction": make_disjunction,
     "csv": load_csv,
+    "multiclass": make_multiclass,
 }
 
 
@@ -111,10 +123,24 @@ def build_dataset(dataset_cfg: Mapping[str, Any]) -> Dataset:
     return _prefixed("dataset", lambda: DATASETS[name](**_options(dataset_cfg)))
 
 
-def certificate_of(dataset: Dataset, learner) -> Certificate | None:
-    """The certificate of the data as the learner labels it: the generator's (u, b) if known."""
+def certificate_of(dataset: Dataset, learner) -> Certificate | MulticlassCertificate | None:
+    """The certificate of the data as the learner labels it: the generator's (u, b) or U if known.
+
+    A multiclass learner on binary data gets the multiclass form of (u, b): rows (−u, u)/√2,
+    offsets (−b, b)/√2, multiclass margin √2·γ.
+    """
+    multiclass = learner.__sklearn_tags__().classifier_tags.multi_class
+    if dataset.U is not None:
+        if not multiclass:
+            return None
+        y_index = np.searchsorted(np.unique(dataset.y), dataset.y)
+        return certify_multiclass(dataset.X, y_index, dataset.U, None, source="generator")
     if dataset.u is None:
         return None
+    if multiclass:
+        y_index = np.searchsorted(learner.classes_, dataset.y)
+        U, b = np.vstack([-dataset.u, dataset.u]), np.array([-dataset.b, dataset.b])
+        return certify_multiclass(dataset.X, y_index, U, b, source="generator")
     y_signed = np.where(dataset.y == learner.classes_[1], 1.0, -1.0)
     return certify(dataset.X, y_signed, dataset.u, dataset.b, source="generator")
 

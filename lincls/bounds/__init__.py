@@ -6,7 +6,7 @@ theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mis
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
 """
 
-from lincls.bounds import kernel, margin, passive_aggressive, perceptron, winnow
+from lincls.bounds import kernel, margin, multiclass, passive_aggressive, perceptron, winnow
 from lincls.bounds._registry import (
     REGISTRY,
     RELATIVE_TOLERANCE,
@@ -18,6 +18,7 @@ from lincls.bounds._registry import (
 )
 from lincls.bounds.kernel import kernel_novikoff
 from lincls.bounds.margin import margin_perceptron_bound
+from lincls.bounds.multiclass import mira_bound, multiclass_perceptron_bound
 from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
 from lincls.bounds.winnow import winnow1_bound, winnow2_bound
@@ -34,6 +35,9 @@ __all__ = [
     "kernel_novikoff",
     "margin",
     "margin_perceptron_bound",
+    "mira_bound",
+    "multiclass",
+    "multiclass_perceptron_bound",
     "novikoff",
     "novikoff_2r",
     "novikoff_bias",

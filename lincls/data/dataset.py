@@ -40,6 +40,8 @@ class Dataset:
     ``radius`` = max ‖x‖ are *measured* on the training data, never copied from arguments.
     ``relevant`` names the features a boolean target depends on (the attributes of a monotone
     disjunction), when the generator knows them.
+    Multiclass generators set ``U`` instead (a row per class in sorted label order, ‖U‖_F = 1);
+    ``margin`` is then the multiclass margin min_t [u_y·x_t − max_{r≠y} u_r·x_t].
     """
 
     name: str
@@ -53,6 +55,7 @@ class Dataset:
     radius: float = 0.0
     params: dict[str, Any] = field(default_factory=dict)
     relevant: np.ndarray | None = None
+    U: np.ndarray | None = None
 
     @classmethod
     def certified(cls, *, name, X, y, X_test, y_test, u, b, params, relevant=None) -> Dataset:

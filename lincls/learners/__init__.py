@@ -4,17 +4,21 @@ from lincls.learners.averaged import AveragedPerceptron
 from lincls.learners.kernel import KernelPerceptron
 from lincls.learners.learning_rate import LearningRatePerceptron
 from lincls.learners.margin import MarginPerceptron
+from lincls.learners.mira import MIRA
+from lincls.learners.multiclass import MulticlassPerceptron
 from lincls.learners.passive_aggressive import PassiveAggressive
 from lincls.learners.perceptron import Perceptron
 from lincls.learners.voted import VotedPerceptron
 from lincls.learners.winnow import BalancedWinnow, Winnow
 
 __all__ = [
+    "MIRA",
     "AveragedPerceptron",
     "BalancedWinnow",
     "KernelPerceptron",
     "LearningRatePerceptron",
     "MarginPerceptron",
+    "MulticlassPerceptron",
     "PassiveAggressive",
     "Perceptron",
     "VotedPerceptron",

@@ -1,0 +1,199 @@
+"""Shared plumbing of the multiclass online learners: one weight row per class, argmax prediction.
+
+``OnlineMulticlassClassifier`` reuses the binary base's validation and online record
+(``mistakes_``, ``updates_``, ``mistakes_per_pass_``, ``mistake_steps_``, ``mistake_indices_``,
+``n_passes_``, ``converged_``, ``n_steps_``); only the labels differ: they are mapped to class
+indices 0..k−1 (the order of ``classes_``) instead of ±1. A subclass supplies ``_check_params``
+and ``_run_pass``; the weights are ``coef_`` (k, d) and ``intercept_`` (k,), float64.
+
+Prediction is the argmax of the scores W·x + b with ties going to the lowest class index. With
+two classes ``decision_function`` returns s₁ − s₀ (scikit-learn's binary convention), whose sign
+gives the same prediction: s₁ − s₀ > 0 exactly when s₁ > s₀ in floating point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from lincls.errors import LinclsInputError, check_choice
+from lincls.geometry import max_norm
+from lincls.learners._base import (
+    FLOAT_DTYPES,
+    OnlineBinaryClassifier,
+    check_finite,
+    initial_weights,
+)
+
+MULTICLASS_BIAS_MODES = ("feature", "none")
+
+
+def multiclass_classes(y: np.ndarray) -> np.ndarray:
+    """The sorted label values of ``y`` (at least two), or a one-line error naming ``y``."""
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise LinclsInputError(
+            "y",
+            f"needs at least two classes, got one class ({classes[0]!r}); "
+            "a classifier can't train on it",
+        )
+    return classes
+
+
+@njit(cache=True, nogil=True)
+def scores_dense(X, i, W, intercept, out):
+    """The scores W·x_i + b of dense row ``i`` into ``out``; returns the argmax (lowest on ties).
+
+    Each dot product is summed left to right in float64, then the class's bias is added.
+    """
+    n_classes, n_features = W.shape
+    best = 0
+    for c in range(n_classes):
+        s = 0.0
+        for j in range(n_features):
+            s += W[c, j] * X[i, j]
+        s += intercept[c]
+        out[c] = s
+        if s > out[best]:  # strictly greater: a tie keeps the lower index
+            best = c
+    return best
+
+
+@njit(cache=True, nogil=True)
+def scores_csr(data, indices, start, end, W, intercept, out):
+    """``scores_dense`` for the CSR row ``data[start:end]``, ``indices[start:end]``."""
+    n_classes = W.shape[0]
+    best = 0
+    for c in range(n_classes):
+        s = 0.0
+        for p in range(start, end):
+            s += W[c, indices[p]] * data[p]
+        s += intercept[c]
+        out[c] = s
+        if s > out[best]:
+            best = c
+    return best
+
+
+class OnlineMulticlassClassifier(OnlineBinaryClassifier):
+    """Base of the multiclass online learners (Kesler's construction: a weight row per class).
+
+    Subclasses set ``bias`` (``"feature"``: a constant feature 1 per row, or ``"none"``).
+    """
+
+    bias: str
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_choice("bias", self.bias, MULTICLASS_BIAS_MODES)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags
+
+    def _class_indices(self, y: np.ndarray) -> np.ndarray:
+        """Labels mapped to their index in ``classes_`` (int64)."""
+        unknown = ~np.isin(y, self.classes_)
+        if unknown.any():
+            raise LinclsInputError(
+                "y", f"label {y[unknown][0]!r} is not one of the classes {list(self.classes_)}"
+            )
+        return np.searchsorted(self.classes_, y).astype(np.int64)
+
+    def _init_weights(self, X, coef_init, intercept_init) -> None:
+        n_classes = self.classes_.shape[0]
+        coef, intercept = initial_weights(X, coef_init, intercept_init, n_outputs=n_classes)
+        self.coef_ = coef.astype(np.float64)
+        self.intercept_ = intercept  # with bias="none" it stays at intercept_init (0 by default)
+        self.zero_init_ = not (self.coef_.any() or self.intercept_.any())
+        self.radius_ = max_norm(X)
+        self.bias_feature_ = 1.0 if self.bias == "feature" else 0.0
+
+    def fit(self, X, y, coef_init=None, intercept_init=None):
+        """Fit from ``coef_init`` (k, d) and ``intercept_init`` (k,) (default 0)."""
+        self._check_params()
+        X, y = self._validate_X_y(X, y, reset=True)
+        self.classes_ = multiclass_classes(y)
+        y_index = self._class_indices(y)
+        self._init_weights(X, coef_init, intercept_init)
+        self._reset_record()
+        rng = check_random_state(self.random_state)
+        identity = np.arange(X.shape[0], dtype=np.int64)
+        for _ in range(self.max_passes):
+            order = rng.permutation(X.shape[0]).astype(np.int64) if self.shuffle else identity
+            updates = self._one_pass(X, y_index, order)
+            if self.stop_when_converged and updates == 0:
+                break
+        self._finish_record()
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over ``X``; the first call takes ``classes`` (all labels) or those of ``y``."""
+        first = not hasattr(self, "classes_")
+        if first:
+            self._check_params()
+        X, y = self._validate_X_y(X, y, reset=first)
+        if first:
+            self.classes_ = multiclass_classes(np.asarray(classes) if classes is not None else y)
+            self._init_weights(X, None, None)
+            self._reset_record()
+        else:
+            self._resume_record()
+        y_index = self._class_indices(y)
+        order = np.arange(X.shape[0], dtype=np.int64)
+        if self.shuffle:
+            order = check_random_state(self.random_state).permutation(X.shape[0]).astype(np.int64)
+        self._one_pass(X, y_index, order)
+        self._finish_record()
+        return self
+
+    def _scores(self, X) -> np.ndarray:
+        self._check_fitted()
+        X = self._validate_X_predict(X)
+        return np.asarray(X @ self.coef_.T, dtype=np.float64) + self.intercept_
+
+    def _validate_X_predict(self, X):
+        X = validate_data(
+            self,
+            X,
+            accept_sparse="csr",
+            dtype=list(FLOAT_DTYPES),
+            reset=False,
+            ensure_all_finite=False,
+        )
+        check_finite(X)
+        return X
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores (n, k); with two classes s₁ − s₀ (n,), positive for ``classes_[1]``."""
+        scores = self._scores(X)
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict(self, X) -> np.ndarray:
+        """The class of the highest score, the lowest class index on ties."""
+        self._check_fitted()
+        return self.classes_[np.argmax(self._scores(X), axis=1)]
+
+    def _run_arrays(self, n: int):
+        """Buffers of one pass: mistake rows, mistake steps, one score per class."""
+        return (
+            np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.int64),
+            np.empty(self.classes_.shape[0], dtype=np.float64),
+        )
+
+
+__all__ = [
+    "MULTICLASS_BIAS_MODES",
+    "OnlineMulticlassClassifier",
+    "multiclass_classes",
+    "scores_csr",
+    "scores_dense",
+]
