@@ -6,16 +6,20 @@ theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mis
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
 """
 
-from lincls.bounds import margin, passive_aggressive, perceptron
+from lincls.bounds import data_dependent, deficit, margin, passive_aggressive, perceptron
 from lincls.bounds._registry import (
     REGISTRY,
     RELATIVE_TOLERANCE,
+    TEST_ERROR,
     BoundSpec,
+    BoundValue,
     Evaluation,
     RunFacts,
     evaluate,
     holds,
 )
+from lincls.bounds.data_dependent import mohri_rostamizadeh
+from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
 from lincls.bounds.margin import margin_perceptron_bound
 from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
@@ -23,13 +27,20 @@ from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
 __all__ = [
     "REGISTRY",
     "RELATIVE_TOLERANCE",
+    "TEST_ERROR",
     "BoundSpec",
+    "BoundValue",
     "Evaluation",
     "RunFacts",
+    "data_dependent",
+    "deficit",
     "evaluate",
+    "freund_schapire",
+    "freund_schapire_grid",
     "holds",
     "margin",
     "margin_perceptron_bound",
+    "mohri_rostamizadeh",
     "novikoff",
     "novikoff_2r",
     "novikoff_bias",
@@ -38,4 +49,5 @@ __all__ = [
     "pa_bound",
     "passive_aggressive",
     "perceptron",
+    "voted_test_error",
 ]
