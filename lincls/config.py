@@ -118,12 +118,21 @@ class TrackingConfig:
 
 
 @dataclass
+class CertificatesConfig:
+    svm: bool = True
+    cache_dir: str | None = None
+
+
+@dataclass
 class RunConfig:
     learner: Any = MISSING
     dataset: Any = MISSING
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    certificates: CertificatesConfig = field(default_factory=CertificatesConfig)
     passes: int = 10
     seed: int = 0
+    order: str = "fixed"
+    orders: int = 1
 
 
 LEARNER_SCHEMAS: dict[str, type] = {

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lincls.errors import LinclsInputError
 from lincls.geometry import Certificate, augmented_scale, row_norms
 from lincls.learners._base import binary_classes
 
@@ -49,9 +50,18 @@ def fit_in_order(
     """
     n = X.shape[0]
     if order == "adversarial":
+        if not hasattr(learner, "_one_pass"):
+            raise LinclsInputError("order", f"'adversarial' needs an online learner, not "
+                                   f"{type(learner).__name__}")  # fmt: skip
         rng = np.random.default_rng(ordering_seed(seed, ordering)) if ordering else None
         return adversarial_fit(learner, X, y, certificate, rng)
-    if order == "shuffled":
+    if "shuffle" not in learner.get_params():
+        if order != "fixed" or ordering:
+            raise LinclsInputError(
+                "order", f"{type(learner).__name__} takes its examples in one fixed order only"
+            )
+        learner.fit(X, y)
+    elif order == "shuffled":
         learner.set_params(shuffle=True, random_state=ordering_seed(seed, ordering))
         learner.fit(X, y)
     elif ordering == 0:
@@ -62,7 +72,7 @@ def fit_in_order(
         learner.set_params(shuffle=False)
         learner.fit(X[perm], np.asarray(y)[perm])
         learner.mistake_indices_ = perm[learner.mistake_indices_]
-    return np.full(n, learner.n_passes_, dtype=np.int64)
+    return np.full(n, getattr(learner, "n_passes_", 1), dtype=np.int64)
 
 
 def training_weights(learner) -> tuple[np.ndarray, float]:
@@ -75,6 +85,8 @@ def training_weights(learner) -> tuple[np.ndarray, float]:
         return learner.last_coef_[0], float(learner.last_intercept_[0])
     if hasattr(learner, "_w"):
         return learner._w, float(learner._b[0])
+    if not hasattr(learner, "coef_"):
+        raise LinclsInputError("order", "'adversarial' needs a learner with linear weights")
     return learner.coef_[0], float(learner.intercept_[0])
 
 
