@@ -22,7 +22,19 @@ import lincls
 from lincls import bounds as bounds_mod
 from lincls import tracking
 from lincls.certificates import CertificateCache, svm_certificates
-from lincls.data import Dataset, load_csv, make_orthonormal, make_separable
+from lincls.data import (
+    Dataset,
+    load_breast_cancer,
+    load_csv,
+    load_digits,
+    load_iris,
+    load_svmlight,
+    load_wine,
+    make_noisy,
+    make_orthonormal,
+    make_plane,
+    make_separable,
+)
 from lincls.errors import LinclsInputError, check_choice, check_number
 from lincls.geometry import Certificate, certify, hinge_deficit, row_norms
 from lincls.learners import (
@@ -51,6 +63,13 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "separable": make_separable,
     "orthonormal": make_orthonormal,
     "csv": load_csv,
+    "noisy": make_noisy,
+    "plane": make_plane,
+    "breast_cancer": load_breast_cancer,
+    "digits": load_digits,
+    "iris": load_iris,
+    "wine": load_wine,
+    "svmlight": load_svmlight,
 }
 
 
@@ -355,7 +374,7 @@ def _log_bounds(evaluations, mistakes: np.ndarray, metrics: dict, tags: dict) ->
     logged: dict[str, tuple[float, float]] = {}
     for name in evaluations[0].values:
         per_order = [
-            (mistakes[k] / ev.values[name], ev.values[name], k)
+            (float(mistakes[k] / ev.values[name]), ev.values[name], k)
             for k, ev in enumerate(evaluations)
             if name in ev.values
         ]

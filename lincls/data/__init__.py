@@ -1,7 +1,28 @@
 """Datasets: certified synthetic generators and loaders of real data."""
 
 from lincls.data.dataset import Dataset, fingerprint
-from lincls.data.files import load_csv
-from lincls.data.synthetic import make_orthonormal, make_separable
+from lincls.data.files import load_csv, load_svmlight
+from lincls.data.sklearn_sets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_sklearn_set,
+    load_wine,
+)
+from lincls.data.synthetic import make_noisy, make_orthonormal, make_plane, make_separable
 
-__all__ = ["Dataset", "fingerprint", "load_csv", "make_orthonormal", "make_separable"]
+__all__ = [
+    "Dataset",
+    "fingerprint",
+    "load_breast_cancer",
+    "load_csv",
+    "load_digits",
+    "load_iris",
+    "load_sklearn_set",
+    "load_svmlight",
+    "load_wine",
+    "make_noisy",
+    "make_orthonormal",
+    "make_plane",
+    "make_separable",
+]
