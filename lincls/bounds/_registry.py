@@ -110,11 +110,14 @@ def evaluate(facts: RunFacts) -> Evaluation:
     skipped: dict[str, str] = {}
     sources: dict[str, str] = {}
     details: dict[str, dict[str, float]] = {}
+    trials = [
+        (cert, facts if cert is facts.certificate else replace(facts, certificate=cert))
+        for cert in candidates
+    ]
     for spec in REGISTRY:
         best: tuple[BoundValue, str] | None = None
         reason = None
-        for cert in candidates:
-            trial = facts if cert is facts.certificate else replace(facts, certificate=cert)
+        for cert, trial in trials:
             why = spec.check(trial)
             if why is not None:
                 reason = reason or why

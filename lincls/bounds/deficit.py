@@ -18,7 +18,10 @@ from lincls.bounds._registry import REGISTRY, TEST_ERROR, BoundSpec, BoundValue,
 from lincls.geometry import augmented_scale
 
 GRID_POINTS = 32
-GRID_SPAN = 1e-4  # the grid runs from R'·GRID_SPAN to R' (a larger γ cannot lower the bound)
+# The grid runs from R'·GRID_SPAN to R': past R' every example falls short of γ, and as γ grows
+# the bound only tends to the trivial count of presentations.
+GRID_SPAN = 1e-4
+_UNIT_GRID = np.geomspace(GRID_SPAN, 1.0, GRID_POINTS)
 
 
 def freund_schapire(radius: float, margin: float, deficit: float) -> float:
@@ -52,7 +55,7 @@ def freund_schapire_grid(
     ``margins`` are y_t u·x_t for a unit u; ``counts`` the presentations of each example.
     ``extra_gammas`` (e.g. the separating margin, where D = 0) join the grid.
     """
-    gammas = radius * np.geomspace(GRID_SPAN, 1.0, GRID_POINTS)
+    gammas = radius * _UNIT_GRID
     extra = [g for g in extra_gammas if 0.0 < g <= radius]
     if extra:
         gammas = np.concatenate((gammas, np.asarray(extra, dtype=np.float64)))
