@@ -106,3 +106,15 @@ def test_bad_orders_are_one_line_errors():
         runner.prepare(compose_config(["order=random"]))
     with pytest.raises(LinclsInputError, match=r"^orders: must be an integer in \[1, inf\)"):
         runner.prepare(compose_config(["orders=0"]))
+
+
+def test_adversarial_runs_are_deterministic_with_seeded_tie_breaks(tmp_path):
+    config = compose_config(
+        ["order=adversarial", "orders=3", "dataset=orthonormal", "dataset.d=12",
+         f"certificates.cache_dir={tmp_path}"]
+    )  # fmt: skip
+    first, again = runner.measure(config), runner.measure(config)
+    assert first.metrics | {"fit_seconds": 0} == again.metrics | {"fit_seconds": 0}
+    assert np.array_equal(first.learner.coef_, again.learner.coef_)
+    # with the default bias the adversary's worst ordering stays within Novikoff's bound
+    assert first.metrics["mistakes_max"] <= first.metrics["bound.novikoff_bias"]
