@@ -252,7 +252,8 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     """Fit ``learner`` on ``dataset``; its record, accuracies and the bounds that apply.
 
     With ``plan.orders`` > 1 the learner is fitted once per ordering (clones): ``mistakes`` is
-    their mean (with ``mistakes_std``, ``_min``, ``_max``, as LIBOL reports). Each bound is
+    their mean (with ``mistakes_std``, ``_min``, ``_max``, as LIBOL reports), ``fit_seconds``
+    their total; accuracies and curves are the first ordering's. Each bound is
     evaluated per ordering, and the ordering that comes closest to breaking it is logged: a
     mistake bound is a worst case over orders, so the worst ordering is its test
     (``bound_ratio.X`` = max over orderings of mistakes / bound; an order-free bound such as
