@@ -183,6 +183,77 @@ class CsvConfig:
 
 
 @dataclass
+class NoisyConfig:
+    name: str = "noisy"
+    n: int = 1000
+    d: int = 20
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.0
+    flip: float = 0.05
+    deficit: float = 1.0
+    overlap: int = 10
+    n_test: int = 1000
+    seed: int = SI("${seed}")
+
+
+@dataclass
+class PlaneConfig:
+    name: str = "plane"
+    kind: str = "separable"
+    n: int = 200
+    margin: float = 0.1
+    radius: float = 1.0
+    offset: float = 0.0
+    flip: float = 0.1
+    n_test: int = 200
+    seed: int = SI("${seed}")
+
+
+@dataclass
+class SklearnSetConfig:
+    name: str = MISSING
+    classes: list[int] | None = None
+    positive: int | None = None
+    standardize: bool = True
+    test_fraction: float = 0.25
+    seed: int = SI("${seed}")
+
+
+@dataclass
+class BreastCancerConfig(SklearnSetConfig):
+    name: str = "breast_cancer"
+
+
+@dataclass
+class DigitsConfig(SklearnSetConfig):
+    name: str = "digits"
+    classes: list[int] | None = field(default_factory=lambda: [0, 1])
+
+
+@dataclass
+class IrisConfig(SklearnSetConfig):
+    name: str = "iris"
+    classes: list[int] | None = field(default_factory=lambda: [0, 1])
+
+
+@dataclass
+class WineConfig(SklearnSetConfig):
+    name: str = "wine"
+    classes: list[int] | None = field(default_factory=lambda: [0, 1])
+
+
+@dataclass
+class SvmlightConfig:
+    name: str = "svmlight"
+    path: str = MISSING
+    n_features: int | None = None
+    dense: bool = False
+    test_fraction: float = 0.25
+    seed: int = SI("${seed}")
+
+
+@dataclass
 class TrackingConfig:
     uri: str | None = None
     experiment: str = "lincls"
@@ -190,12 +261,21 @@ class TrackingConfig:
 
 
 @dataclass
+class CertificatesConfig:
+    svm: bool = True
+    cache_dir: str | None = None
+
+
+@dataclass
 class RunConfig:
     learner: Any = MISSING
     dataset: Any = MISSING
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    certificates: CertificatesConfig = field(default_factory=CertificatesConfig)
     passes: int = 10
     seed: int = 0
+    order: str = "fixed"
+    orders: int = 1
 
 
 LEARNER_SCHEMAS: dict[str, type] = {
@@ -217,6 +297,13 @@ DATASET_SCHEMAS: dict[str, type] = {
     "disjunction": DisjunctionConfig,
     "csv": CsvConfig,
     "multiclass": MulticlassConfig,
+    "noisy": NoisyConfig,
+    "plane": PlaneConfig,
+    "breast_cancer": BreastCancerConfig,
+    "digits": DigitsConfig,
+    "iris": IrisConfig,
+    "wine": WineConfig,
+    "svmlight": SvmlightConfig,
 }
 
 

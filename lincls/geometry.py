@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,7 +31,8 @@ class Certificate:
     """A separator and the geometry it gives: ‖u‖ = 1, γ = min y(u·x + b), R = max ‖x‖.
 
     ``source`` says where (u, b) came from ("generator", "svm", ...). ``margin`` ≤ 0 means (u, b)
-    does not separate the data; the separable-case theorems then do not apply.
+    does not separate the data; the separable-case theorems then do not apply. ``margins`` holds
+    every example's y(u·x + b) (measured once, read by the bounds that need each example).
     """
 
     u: np.ndarray
@@ -39,6 +40,7 @@ class Certificate:
     margin: float
     radius: float
     source: str
+    margins: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def separates(self) -> bool:
@@ -58,8 +60,9 @@ def certify(X, y_signed: np.ndarray, u: np.ndarray, b: float, source: str) -> Ce
     if scale == 0.0:
         raise ValueError("a certificate needs a non-zero u")
     u, b = u / scale, float(b) / scale
-    margin = float(functional_margins(X, y_signed, u, b).min())
-    return Certificate(u=u, b=b, margin=margin, radius=max_norm(X), source=source)
+    margins = functional_margins(X, y_signed, u, b)
+    margin = float(margins.min()) if margins.shape[0] else 0.0
+    return Certificate(u=u, b=b, margin=margin, radius=max_norm(X), source=source, margins=margins)
 
 
 def multiclass_margins(X, y_index: np.ndarray, U: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -111,3 +114,26 @@ def certify_multiclass(
     y_index = np.asarray(y_index, dtype=np.int64)
     margin = float(multiclass_margins(X, y_index, U, b).min()) if X.shape[0] else 0.0
     return MulticlassCertificate(U=U, b=b, margin=margin, radius=max_norm(X), source=source)
+
+
+def augmented_scale(offset: float, bias_feature: float) -> float | None:
+    """√(1 + b²/c²): the norm of (u, b/c) for a unit u, which divides margins on (x, c).
+
+    A learner with a bias feature c sees x' = (x, c); the separator (u, b) becomes the unit
+    (u, b/c)/√(1 + b²/c²), so every margin shrinks by this factor. ``None`` when the learner has
+    no bias (c = 0) and the separator has an offset: no homogeneous separator is implied.
+    """
+    if bias_feature == 0.0:
+        return 1.0 if offset == 0.0 else None
+    return float(np.sqrt(1.0 + offset**2 / bias_feature**2))
+
+
+def hinge_deficit(margins: np.ndarray, gamma: float, counts=None) -> float:
+    """D = √(Σ_t k_t·max(0, γ − m_t)²): Freund and Schapire's total deficit at margin γ.
+
+    ``margins`` are y_t u·x_t for a unit u; ``counts`` k_t are how often example t was presented
+    (over several passes the sequence is the concatenation, so each presentation counts).
+    """
+    short = np.maximum(gamma - np.asarray(margins, dtype=np.float64), 0.0)
+    weights = 1.0 if counts is None else np.asarray(counts, dtype=np.float64)
+    return float(np.sqrt(np.sum(weights * short * short)))

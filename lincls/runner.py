@@ -12,23 +12,40 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
 import lincls
 from lincls import bounds as bounds_mod
 from lincls import tracking
+from lincls.certificates import CertificateCache, svm_certificates
 from lincls.data import (
     Dataset,
+    load_breast_cancer,
     load_csv,
+    load_digits,
+    load_iris,
+    load_svmlight,
+    load_wine,
     make_disjunction,
     make_multiclass,
+    make_noisy,
     make_orthonormal,
+    make_plane,
     make_separable,
 )
-from lincls.errors import LinclsInputError, check_number
-from lincls.geometry import Certificate, MulticlassCertificate, certify, certify_multiclass
+from lincls.errors import LinclsInputError, check_choice, check_number
+from lincls.geometry import (
+    Certificate,
+    MulticlassCertificate,
+    certify,
+    certify_multiclass,
+    hinge_deficit,
+    row_norms,
+)
 from lincls.learners import (
     MIRA,
     AveragedPerceptron,
@@ -42,7 +59,8 @@ from lincls.learners import (
     VotedPerceptron,
     Winnow,
 )
-from lincls.learners._base import binary_classes
+from lincls.learners._base import binary_classes, check_finite
+from lincls.orders import ORDERS, fit_in_order
 
 CURVE_POINTS = 200
 
@@ -66,6 +84,13 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "disjunction": make_disjunction,
     "csv": load_csv,
     "multiclass": make_multiclass,
+    "noisy": make_noisy,
+    "plane": make_plane,
+    "breast_cancer": load_breast_cancer,
+    "digits": load_digits,
+    "iris": load_iris,
+    "wine": load_wine,
+    "svmlight": load_svmlight,
 }
 
 
@@ -145,6 +170,89 @@ def certificate_of(dataset: Dataset, learner) -> Certificate | MulticlassCertifi
     return certify(dataset.X, y_signed, dataset.u, dataset.b, source="generator")
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """How a run presents its data and finds certificates (the top-level config keys).
+
+    ``order`` and ``orders``: ``lincls.orders``; ``seed`` seeds the orderings. ``svm``: also
+    certify with SVMs (``lincls.certificates``), cached in ``cache_dir`` (None: no cache).
+    """
+
+    order: str = "fixed"
+    orders: int = 1
+    seed: int = 0
+    svm: bool = True
+    cache_dir: str | None = None
+
+
+def plan_of(config: Mapping[str, Any]) -> RunPlan:
+    """The ``RunPlan`` of a config, checked; the cache sits beside the tracking store."""
+    order = config.get("order", "fixed")
+    check_choice("order", order, ORDERS)
+    orders = config.get("orders", 1)
+    check_number("orders", orders, low=1, integer=True)
+    if order == "fixed" and config["learner"].get("shuffle"):
+        order = "shuffled"  # a learner asked to shuffle: the shuffled order, seeded by the run
+    settings = config.get("certificates") or {}
+    svm = settings.get("svm", True)
+    if not isinstance(svm, bool):
+        raise LinclsInputError("certificates.svm", f"must be true or false, got {svm!r}")
+    cache_dir = settings.get("cache_dir")
+    if cache_dir is None:
+        uri = tracking.resolve_tracking_uri((config.get("tracking") or {}).get("uri"))
+        root = Path(uri[len("sqlite:///") :]).parent if uri.startswith("sqlite:///") else None
+        cache_dir = str((root or tracking.project_root() / "results") / "certificates")
+    return RunPlan(str(order), int(orders), int(config.get("seed", 0)), svm, str(cache_dir))
+
+
+def certificates_of(
+    dataset: Dataset, learner, plan: RunPlan
+) -> tuple[list[Certificate], bool | None]:
+    """Every certificate of the data as the (fitted or not) binary learner labels it.
+
+    The generator's (u, b) when known, then the SVMs' (cached per dataset fingerprint and
+    positive class): ([certificates], separable?), separable None when nothing decides it.
+    """
+    classes = getattr(learner, "classes_", None)
+    if classes is None:
+        classes = binary_classes(dataset.y)
+    y_signed = np.where(dataset.y == classes[1], 1.0, -1.0)
+    certs: list[Certificate] = []
+    separable: bool | None = None
+    if dataset.u is not None:
+        certs.append(certify(dataset.X, y_signed, dataset.u, dataset.b, source="generator"))
+        separable = True if certs[0].separates else None
+    if plan.svm and dataset.X.shape[0]:
+        cache = CertificateCache(plan.cache_dir) if plan.cache_dir else None
+        key = f"{dataset.fingerprint}-{hashlib.sha256(repr(classes[1]).encode()).hexdigest()[:8]}"
+        homogeneous = getattr(learner, "bias", "feature") == "none"
+        found, svm_separable = svm_certificates(
+            dataset.X, y_signed, homogeneous=homogeneous, fingerprint=key, cache=cache
+        )
+        certs.extend(found)
+        separable = svm_separable if separable is None or svm_separable else separable
+    return certs, separable
+
+
+def _certificate_metrics(certs: list[Certificate]) -> tuple[dict[str, float], dict[str, str]]:
+    """Each certificate's γ (its margin), R and the deficit D at the γ Freund–Schapire picks."""
+    metrics: dict[str, float] = {}
+    tags: dict[str, str] = {}
+    for cert in certs:
+        prefix = f"certificate.{cert.source}"
+        if cert.separates:
+            gamma, deficit = cert.margin, 0.0
+        else:
+            _, gamma, deficit = bounds_mod.freund_schapire_grid(
+                cert.radius, cert.margins, np.ones(cert.margins.shape[0])
+            )
+            deficit = hinge_deficit(cert.margins, gamma)
+        metrics.update({f"{prefix}.margin": cert.margin, f"{prefix}.radius": cert.radius,
+                        f"{prefix}.gamma": gamma, f"{prefix}.deficit": deficit})  # fmt: skip
+        tags[prefix] = "separates" if cert.separates else "does not separate"
+    return metrics, tags
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     """A stable hash of a resolved config, tracking settings left out."""
     body = {k: v for k, v in config.items() if k != "tracking"}
@@ -159,6 +267,8 @@ def prepare(config: Mapping[str, Any]):
     dataset = build_dataset(config["dataset"])
     if not learner.__sklearn_tags__().classifier_tags.multi_class:
         _prefixed("dataset", lambda: binary_classes(dataset.y))
+    # The order and certificate settings travel with the learner to ``fit_and_evaluate``.
+    learner.lincls_run_plan = plan_of(config)
     return learner, dataset
 
 
@@ -167,32 +277,85 @@ def measure(config: Mapping[str, Any]) -> RunOutcome:
     return fit_and_evaluate(*prepare(config))
 
 
-def fit_and_evaluate(learner, dataset: Dataset) -> RunOutcome:
-    """Fit ``learner`` on ``dataset``; its record, accuracies and the bounds that apply."""
-    start = time.perf_counter()
-    _prefixed("dataset", lambda: learner.fit(dataset.X, dataset.y))
-    fit_seconds = time.perf_counter() - start
+def _binary_online(learner) -> bool:
+    return hasattr(learner, "bias_feature_") or (
+        hasattr(learner, "_one_pass") and not learner.__sklearn_tags__().classifier_tags.multi_class
+    )
+
+
+def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> RunOutcome:
+    """Fit ``learner`` on ``dataset``; its record, accuracies and the bounds that apply.
+
+    With ``plan.orders`` > 1 the learner is fitted once per ordering (clones): ``mistakes`` is
+    their mean (with ``mistakes_std``, ``_min``, ``_max``, as LIBOL reports), ``fit_seconds``
+    their total; accuracies and curves are the first ordering's. Each bound is
+    evaluated per ordering, and the ordering that comes closest to breaking it is logged: a
+    mistake bound is a worst case over orders, so the worst ordering is its test
+    (``bound_ratio.X`` = max over orderings of mistakes / bound; an order-free bound such as
+    Novikoff's is then simply the largest mistake count against it).
+    """
+    plan = plan or getattr(learner, "lincls_run_plan", None) or RunPlan(svm=False)
+    online = _binary_online(learner)
+    certs: list[Certificate] = []
+    separable = None
+    if online:
+        _prefixed("dataset", lambda: check_finite(dataset.X))  # before any SVM sees the data
+        certs, separable = certificates_of(dataset, learner, plan)
+
+    learners = [learner] + [clone(learner) for _ in range(plan.orders - 1)]
+    presentations: list[np.ndarray | None] = []
+    fit_seconds = 0.0
+    adversary_cert = _primary(certs)
+    for k, model in enumerate(learners):
+        start = time.perf_counter()
+        if online:
+            presentations.append(
+                _prefixed(
+                    "dataset",
+                    lambda m=model, k=k: fit_in_order(
+                        m, dataset.X, dataset.y, plan.order, k, plan.seed, adversary_cert
+                    ),
+                )
+            )
+        else:
+            _prefixed("dataset", lambda m=model: m.fit(dataset.X, dataset.y))
+            presentations.append(None)
+        fit_seconds += time.perf_counter() - start
 
     metrics: dict[str, float] = {"fit_seconds": fit_seconds}
-    tags: dict[str, str] = {}
+    tags: dict[str, str] = {"order": plan.order}
     curves: dict[str, list[tuple[int, float]]] = {}
     metrics["train_accuracy"] = float(learner.score(dataset.X, dataset.y))
     if dataset.X_test.shape[0]:
         metrics["test_accuracy"] = float(learner.score(dataset.X_test, dataset.y_test))
 
-    certificate = certificate_of(dataset, learner)
+    known = dataset.u is not None or dataset.U is not None
+    certificate = certificate_of(dataset, learner) if known else _primary(certs)
     metrics["radius"] = dataset.radius
     if certificate is not None:
         metrics["margin"] = certificate.margin
         tags["lincls.certificate"] = certificate.source
+    cert_metrics, cert_tags = _certificate_metrics(certs)
+    metrics.update(cert_metrics)
+    tags.update(cert_tags)
+    if separable is not None:
+        metrics["separable"] = float(separable)
 
     if hasattr(learner, "mistakes_"):
+        mistakes = np.array([m.mistakes_ for m in learners], dtype=np.float64)
         metrics.update(
-            mistakes=learner.mistakes_,
-            updates=learner.updates_,
-            passes_run=learner.n_passes_,
-            converged=float(learner.converged_),
+            mistakes=float(mistakes.mean()),
+            updates=float(np.mean([m.updates_ for m in learners])),
+            passes_run=float(np.mean([m.n_passes_ for m in learners])),
+            converged=float(np.mean([m.converged_ for m in learners])),
         )
+        if plan.orders > 1:
+            metrics.update(
+                orders=float(plan.orders),
+                mistakes_std=float(mistakes.std()),
+                mistakes_min=float(mistakes.min()),
+                mistakes_max=float(mistakes.max()),
+            )
         curves["mistakes_per_pass"] = [
             (p + 1, float(m)) for p, m in enumerate(learner.mistakes_per_pass_)
         ]
@@ -201,27 +364,70 @@ def fit_and_evaluate(learner, dataset: Dataset) -> RunOutcome:
         curves["cumulative_mistakes"] = [
             (int(s), float(c)) for s, c in zip(steps, cumulative, strict=True)
         ]
-
-        facts = bounds_mod.RunFacts(learner=learner, radius=dataset.radius, certificate=certificate)
-        evaluation = bounds_mod.evaluate(facts)
-        violated = False
-        for name, value in evaluation.values.items():
-            metrics[f"bound.{name}"] = value
-            metrics[f"bound_ratio.{name}"] = learner.mistakes_ / value
-            violated |= not bounds_mod.holds(learner.mistakes_, value)
-        if evaluation.tightest is not None:
-            name, value = evaluation.tightest
-            metrics["bound.tightest"] = value
-            metrics["bound_ratio.tightest"] = learner.mistakes_ / value
-            tags["bound.tightest"] = name
+        sq_norms = row_norms(dataset.X) ** 2 if online else None
+        evaluations = [
+            bounds_mod.evaluate(
+                bounds_mod.RunFacts(
+                    learner=model,
+                    radius=dataset.radius,
+                    certificate=certificate,
+                    certificates=tuple(certs) or ((certificate,) if certificate else ()),
+                    sq_norms=sq_norms,
+                    presentations=shown,
+                    n_train=dataset.X.shape[0],
+                )
+            )
+            for model, shown in zip(learners, presentations, strict=True)
+        ]
+        violated = _log_bounds(evaluations, mistakes, metrics, tags)
+        test_error = 1.0 - metrics["test_accuracy"] if "test_accuracy" in metrics else None
+        for name, value in evaluations[0].test_error.items():
+            metrics[f"test_error_bound.{name}"] = value
+            tags[f"test_error_bound.{name}.certificate"] = evaluations[0].sources[name]
+            if test_error is not None:
+                metrics[f"test_error_bound_ratio.{name}"] = test_error / value
         tags["bound_violated"] = str(violated).lower()
-        tags["bounds.skipped"] = "; ".join(f"{k}: {v}" for k, v in evaluation.skipped.items())
-        if not evaluation.values:
+        skipped = evaluations[0].skipped
+        tags["bounds.skipped"] = "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        if not evaluations[0].values:
             tags["bounds.none"] = "no mistake bound applies to this run (see bounds.skipped)"
     else:
         tags["bounds.none"] = "not an online learner: no mistake bound applies"
     tags["dataset.fingerprint"] = dataset.fingerprint
     return RunOutcome(None, metrics, tags, curves, learner, dataset)
+
+
+def _primary(certs: list[Certificate]) -> Certificate | None:
+    """The separating certificate of largest margin, else the first one."""
+    separating = [c for c in certs if c.separates]
+    if separating:
+        return max(separating, key=lambda c: c.margin)
+    return certs[0] if certs else None
+
+
+def _log_bounds(evaluations, mistakes: np.ndarray, metrics: dict, tags: dict) -> bool:
+    """Log each mistake bound at the ordering closest to breaking it; whether any broke."""
+    violated = False
+    logged: dict[str, tuple[float, float]] = {}
+    for name in evaluations[0].values:
+        per_order = [
+            (float(mistakes[k] / ev.values[name]), ev.values[name], k)
+            for k, ev in enumerate(evaluations)
+            if name in ev.values
+        ]
+        ratio, value, k = max(per_order)
+        violated |= any(not bounds_mod.holds(mistakes[j], v) for _, v, j in per_order)
+        logged[name] = (value, ratio)
+        metrics[f"bound.{name}"] = value
+        metrics[f"bound_ratio.{name}"] = ratio
+        tags[f"bound.{name}.certificate"] = evaluations[k].sources[name]
+        for key, detail in evaluations[k].details.get(name, {}).items():
+            metrics[f"bound_param.{name}.{key}"] = detail
+    if logged:
+        name = min(logged, key=lambda n: logged[n][0])
+        metrics["bound.tightest"], metrics["bound_ratio.tightest"] = logged[name]
+        tags["bound.tightest"] = name
+    return violated
 
 
 def execute(config: Mapping[str, Any]) -> RunOutcome:

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lincls.data import load_csv, make_orthonormal, make_separable
+from lincls.data import (
+    load_csv,
+    load_sklearn_set,
+    load_svmlight,
+    make_noisy,
+    make_orthonormal,
+    make_plane,
+    make_separable,
+)
 from lincls.errors import LinclsInputError
 
 
@@ -92,3 +101,101 @@ def test_csv_loader_names_file_line_and_column(tmp_path):
         load_csv(tmp_path / "missing.csv")
     with pytest.raises(LinclsInputError, match="label_column: 'y' is not a column"):
         load_csv(path, label_column="y")
+
+
+# --- noisy, plane, scikit-learn sets, svmlight -------------------------------------------------
+
+
+def test_noisy_overlap_has_the_set_deficit_and_flips_the_set_rate():
+    from lincls.geometry import hinge_deficit
+
+    data = make_noisy(300, 6, 0.1, 1.0, offset=0.2, flip=0.0, deficit=1.5, overlap=9, seed=4)
+    margins = data.y * (data.X @ data.u + data.b)
+    assert hinge_deficit(margins, 0.1) == pytest.approx(1.5, rel=1e-12)
+    assert (margins < 0.1 - 1e-12).sum() == 9
+    assert np.linalg.norm(data.X, axis=1).max() == pytest.approx(1.0, rel=1e-12)
+    clean = make_separable(300, 6, 0.1, 1.0, offset=0.2, seed=4)
+    flipped = make_noisy(300, 6, 0.1, 1.0, offset=0.2, flip=0.1, deficit=0.0, seed=4)
+    assert (flipped.y != clean.y).sum() == 30 and np.array_equal(flipped.X, clean.X)
+    assert flipped.margin < 0 and np.array_equal(flipped.y_test, clean.y_test)
+
+
+def test_plane_sets_are_two_dimensional():
+    for kind in ("separable", "noisy", "xor"):
+        data = make_plane(kind, n=100, seed=2)
+        assert data.X.shape == (100, 2) and data.params["kind"] == kind
+    xor = make_plane("xor", n=100, seed=2)
+    assert xor.u is None and np.all(np.abs(xor.X).min(axis=1) >= 0.1)
+    assert np.array_equal(xor.y, np.where(xor.X[:, 0] * xor.X[:, 1] > 0, 1.0, -1.0))
+
+
+def test_sklearn_sets_two_classes_one_against_rest_and_standardized():
+    iris = load_sklearn_set("iris", classes=[0, 2], test_fraction=0.0)
+    assert iris.X.shape == (100, 4) and sorted(set(iris.y.tolist())) == [0, 2]
+    rest = load_sklearn_set("wine", positive=1, test_fraction=0.0)
+    assert rest.X.shape[0] == 178 and sorted(set(rest.y.tolist())) == [-1, 1]
+    assert (rest.y == 1).sum() == 71
+    scaled = load_sklearn_set("breast_cancer", standardize=True, test_fraction=0.25, seed=1)
+    assert np.allclose(scaled.X.mean(axis=0), 0.0, atol=1e-12)
+    assert np.allclose(scaled.X.std(axis=0), 1.0, rtol=1e-12)
+    digits = load_sklearn_set("digits", classes=[3, 8])
+    assert digits.X.shape[1] == 64
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"classes": [0, 7]}, "classes: must be ≥ 2 distinct classes of [0, 1, 2], got [0, 7]"),
+        ({"classes": [1]}, "classes: must be ≥ 2 distinct classes"),
+        ({"positive": 5}, "positive: must be one of [0, 1, 2], got 5"),
+        ({"classes": [0, 1], "positive": 0}, "positive: give classes or positive, not both"),
+        ({"standardize": "yes"}, "standardize: must be true or false"),
+    ],
+)
+def test_sklearn_set_bad_options(kwargs, message):
+    with pytest.raises(LinclsInputError) as info:
+        load_sklearn_set("iris", **kwargs)
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+def test_svmlight_loader_reads_csr_and_names_file_and_line(tmp_path):
+    good = tmp_path / "d.svm"
+    good.write_text("+1 1:0.5 3:2\n-1 2:1.5 # a comment\n\n+1 1:1 2:1 3:1\n")
+    data = load_svmlight(good)
+    assert sp.issparse(data.X) and data.X.shape == (3, 3)
+    assert data.X.toarray().tolist() == [[0.5, 0, 2], [0, 1.5, 0], [1, 1, 1]]
+    assert data.y.tolist() == [1, -1, 1]
+    assert isinstance(load_svmlight(good, dense=True).X, np.ndarray)
+    bad = tmp_path / "bad.svm"
+    bad.write_text("+1 1:0.5\n-1 2:x\n")
+    with pytest.raises(
+        LinclsInputError, match=r"^path: .*bad.svm line 2: '2:x' is not index:value"
+    ):
+        load_svmlight(bad)
+    bad.write_text("+1 1:0.5\n\nyes 1:2\n")
+    with pytest.raises(LinclsInputError, match=r"bad.svm line 3: label 'yes' is not a number"):
+        load_svmlight(bad)
+    bad.write_text("+1 3:0.5 2:1\n")
+    with pytest.raises(LinclsInputError, match=r"line 1: '2:1' is not index:value with increasing"):
+        load_svmlight(bad)
+    with pytest.raises(LinclsInputError, match=r"^path: no such file: .*missing.svm"):
+        load_svmlight(tmp_path / "missing.svm")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (
+            {"deficit": 100.0, "overlap": 4},
+            "deficit: must be ≤ √overlap·(radius − |offset| + margin)",
+        ),
+        ({"flip": 0.6}, "flip: must be a number in [0, 0.5]"),
+        ({"n": 5, "deficit": 1.0, "overlap": 4}, "n: must be ≥ 6 to flip 0 and overlap 4"),
+        ({"deficit": 1.0, "overlap": 0}, "overlap: must be ≥ 1 when deficit > 0"),
+    ],
+)
+def test_noisy_bad_arguments(kwargs, message):
+    args = {"n": 50, "d": 3, "margin": 0.1, "radius": 1.0, **kwargs}
+    with pytest.raises(LinclsInputError) as info:
+        make_noisy(**args)
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)

@@ -258,6 +258,7 @@ def test_logged_run(store):
             "dataset.d=5",
             "dataset.offset=0.2",
             "dataset.n_test=100",
+            "certificates.svm=false",  # the generator's certificate only: a hand formula
             f"tracking.uri={store}",
         ]
     )

@@ -120,6 +120,10 @@ BAD_INPUTS = {
     "radius zero": (["dataset.radius=0"], "dataset.radius: must be a number in (0, inf)"),
     "radius negative": (["dataset.radius=-1"], "dataset.radius: must be a number in (0, inf)"),
     "margin above radius": (["dataset.margin=2"], "dataset.margin: must be ≤ radius = 1"),
+    "offset beyond radius": (
+        ["dataset.offset=0.95"],
+        "dataset.offset: |offset| must be ≤ radius − margin = 0.9 (the radius cannot hold it)",
+    ),
     "n zero": (["dataset.n=0"], "dataset.n: must be an integer in [1, inf)"),
     "d zero": (["dataset.d=0"], "dataset.d: must be an integer in [1, inf)"),
     "passes zero": (["passes=0"], "passes: must be an integer in [1, inf)"),
@@ -198,3 +202,78 @@ def test_default_store_is_an_absolute_sqlite_uri(monkeypatch, tmp_path):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:////elsewhere/m.db")
     assert tracking.resolve_tracking_uri(None) == "sqlite:////elsewhere/m.db"
     assert tracking.resolve_tracking_uri("sqlite:////given.db") == "sqlite:////given.db"
+
+
+def test_tight_instance_through_the_runner_has_ratio_exactly_one(tmp_path):
+    config = compose_config(
+        ["dataset=orthonormal", "dataset.d=64", "dataset.radius=3", "learner.bias=none",
+         f"certificates.cache_dir={tmp_path}"]
+    )  # fmt: skip
+    m = runner.measure(config).metrics
+    assert m["mistakes"] == 64.0
+    assert m["bound_ratio.novikoff"] == 1.0 and m["bound_ratio.tightest"] == 1.0
+    assert m["bound.novikoff"] == 64.0
+
+
+def test_noisy_data_through_the_runner_log_freund_schapire_and_its_deficit(tmp_path):
+    config = compose_config(
+        ["dataset=noisy", "dataset.n=300", "order=shuffled", "orders=3",
+         f"certificates.cache_dir={tmp_path}"]
+    )  # fmt: skip
+    outcome = runner.measure(config)
+    m, tags = outcome.metrics, outcome.tags
+    assert m["separable"] == 0.0 and tags["certificate.generator"] == "does not separate"
+    assert "bound.novikoff_bias" not in m and tags["bound_violated"] == "false"
+    assert m["mistakes_max"] <= m["bound.freund_schapire"]
+    assert m["bound_param.freund_schapire.deficit"] > 0
+    assert tags["bound.freund_schapire.certificate"] in ("generator", "soft_svm")
+    assert m["certificate.generator.deficit"] > 0 and m["certificate.generator.margin"] < 0
+
+
+def test_svmlight_file_runs_sparse_through_the_runner(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
+    lines = [f"{label} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(row))
+             for label, row in zip(y, X, strict=True)]  # fmt: skip
+    path = tmp_path / "d.svm"
+    path.write_text("\n".join(lines) + "\n")
+    config = compose_config(
+        ["dataset=svmlight", f"dataset.path={path}", "dataset.test_fraction=0.2",
+         f"certificates.cache_dir={tmp_path}"]
+    )  # fmt: skip
+    outcome = runner.measure(config)
+    assert outcome.metrics["separable"] == 1.0 and outcome.tags["bound_violated"] == "false"
+    assert outcome.metrics["mistakes"] <= outcome.metrics["bound.novikoff_bias"]
+
+
+BAD_PREPARED = {
+    "svmlight missing": (["dataset=svmlight", "dataset.path=/nonexistent/x.svm"],
+                         "dataset.path: no such file: /nonexistent/x.svm"),
+    "noisy n too small": (["dataset=noisy", "dataset.n=8"],
+                          "dataset.n: must be ≥ 12 to flip 0 and overlap 10, got 8"),
+    "noisy deficit too large": (["dataset=noisy", "dataset.deficit=50"],
+                                "dataset.deficit: must be ≤ √overlap·(radius − |offset| + margin)"),
+    "three classes for a binary learner": (
+        ["dataset=wine", "dataset.classes=null"],
+        "dataset.y: Only binary classification is supported",
+    ),
+    "plane kind": (["dataset=plane", "dataset.kind=spiral"], "dataset.kind: must be one of"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BAD_PREPARED))
+def test_bad_input_of_new_datasets_is_one_line_naming_the_field(case):
+    overrides, message = BAD_PREPARED[case]
+    with pytest.raises(LinclsInputError) as info:
+        runner.prepare(compose_config(overrides))
+    assert str(info.value).startswith(message), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_malformed_svmlight_names_file_and_line(tmp_path):
+    path = tmp_path / "broken.svm"
+    path.write_text("+1 1:0.5 2:1\n-1 1:0.25 2:oops\n")
+    with pytest.raises(LinclsInputError) as info:
+        runner.prepare(compose_config(["dataset=svmlight", f"dataset.path={path}"]))
+    assert str(info.value).startswith(f"dataset.path: {path} line 2: '2:oops' is not index:value")

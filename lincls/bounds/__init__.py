@@ -6,16 +6,29 @@ theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mis
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
 """
 
-from lincls.bounds import kernel, margin, multiclass, passive_aggressive, perceptron, winnow
+from lincls.bounds import (
+    data_dependent,
+    deficit,
+    kernel,
+    margin,
+    multiclass,
+    passive_aggressive,
+    perceptron,
+    winnow,
+)
 from lincls.bounds._registry import (
     REGISTRY,
     RELATIVE_TOLERANCE,
+    TEST_ERROR,
     BoundSpec,
+    BoundValue,
     Evaluation,
     RunFacts,
     evaluate,
     holds,
 )
+from lincls.bounds.data_dependent import mohri_rostamizadeh
+from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
 from lincls.bounds.kernel import kernel_novikoff
 from lincls.bounds.margin import margin_perceptron_bound
 from lincls.bounds.multiclass import mira_bound, multiclass_perceptron_bound
@@ -26,16 +39,23 @@ from lincls.bounds.winnow import winnow1_bound, winnow2_bound
 __all__ = [
     "REGISTRY",
     "RELATIVE_TOLERANCE",
+    "TEST_ERROR",
     "BoundSpec",
+    "BoundValue",
     "Evaluation",
     "RunFacts",
+    "data_dependent",
+    "deficit",
     "evaluate",
+    "freund_schapire",
+    "freund_schapire_grid",
     "holds",
     "kernel",
     "kernel_novikoff",
     "margin",
     "margin_perceptron_bound",
     "mira_bound",
+    "mohri_rostamizadeh",
     "multiclass",
     "multiclass_perceptron_bound",
     "novikoff",
@@ -46,6 +66,7 @@ __all__ = [
     "pa_bound",
     "passive_aggressive",
     "perceptron",
+    "voted_test_error",
     "winnow",
     "winnow1_bound",
     "winnow2_bound",

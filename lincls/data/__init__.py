@@ -2,16 +2,31 @@
 
 from lincls.data.boolean import make_disjunction
 from lincls.data.dataset import Dataset, fingerprint
-from lincls.data.files import load_csv
+from lincls.data.files import load_csv, load_svmlight
 from lincls.data.multiclass import make_multiclass
-from lincls.data.synthetic import make_orthonormal, make_separable
+from lincls.data.sklearn_sets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_sklearn_set,
+    load_wine,
+)
+from lincls.data.synthetic import make_noisy, make_orthonormal, make_plane, make_separable
 
 __all__ = [
     "Dataset",
     "fingerprint",
+    "load_breast_cancer",
     "load_csv",
+    "load_digits",
+    "load_iris",
+    "load_sklearn_set",
+    "load_svmlight",
+    "load_wine",
     "make_disjunction",
     "make_multiclass",
+    "make_noisy",
     "make_orthonormal",
+    "make_plane",
     "make_separable",
 ]

@@ -71,3 +71,72 @@ def load_csv(
         y_test=y[test],
         params={"path": str(path), "label_column": label_column, "test_fraction": test_fraction},
     )
+
+
+def _first_bad_svmlight_line(path: Path) -> tuple[int, str] | None:
+    """(line number, reason) of the first line that is not ``label index:value ...``, if any."""
+    with open(path, encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines, start=1):
+            body = line.split("#", 1)[0].split()
+            if not body:
+                continue
+            try:
+                float(body[0])
+            except ValueError:
+                return number, f"label {body[0]!r} is not a number"
+            previous = 0
+            for token in body[1:]:
+                if token.startswith("qid:"):
+                    continue
+                index, colon, value = token.partition(":")
+                try:
+                    ok = colon == ":" and int(index) > previous and np.isfinite(float(value))
+                except ValueError:
+                    ok = False
+                if not ok:
+                    return number, (
+                        f"{token!r} is not index:value with increasing indices ≥ 1 "
+                        "and a finite value"
+                    )
+                previous = int(index)
+    return None
+
+
+def load_svmlight(
+    path: str | Path,
+    test_fraction: float = 0.0,
+    seed: int = 0,
+    n_features: int | None = None,
+    dense: bool = False,
+    field: str = "path",
+) -> Dataset:
+    """Read an svmlight/libsvm file (``label index:value ...``, 1-based indices) as CSR.
+
+    ``dense`` returns a dense array instead. Errors name the file and the first bad line.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    check_number("test_fraction", test_fraction, low=0, high=1, high_open=True)
+    if n_features is not None:
+        check_number("n_features", n_features, low=1, integer=True)
+    path = Path(path)
+    if not path.is_file():
+        raise LinclsInputError(field, f"no such file: {path}")
+    bad = _first_bad_svmlight_line(path)
+    if bad is not None:
+        raise LinclsInputError(field, f"{path} line {bad[0]}: {bad[1]}")
+    try:
+        X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=False)
+    except ValueError as exc:
+        raise LinclsInputError(field, f"{path}: {str(exc).splitlines()[0]}") from None
+    if X.shape[0] == 0:
+        raise LinclsInputError(field, f"{path}: no examples")
+    X = X.astype(np.float64).tocsr()
+    X.sort_indices()
+    if dense:
+        X = X.toarray()
+    train, test = split_indices(X.shape[0], test_fraction, seed)
+    return Dataset.plain(
+        name=path.stem, X=X[train], y=y[train], X_test=X[test], y_test=y[test],
+        params={"path": str(path), "test_fraction": test_fraction, "dense": dense},
+    )  # fmt: skip

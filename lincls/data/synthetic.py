@@ -26,6 +26,9 @@ def _unit(rng: np.random.Generator, d: int) -> np.ndarray:
 def _orthogonal(rng: np.random.Generator, u: np.ndarray, count: int) -> np.ndarray:
     """``count`` random unit vectors orthogonal to the unit vector ``u`` (zeros when d = 1)."""
     g = rng.standard_normal((count, u.shape[0]))
+    # Project twice: when g is nearly parallel to u one projection leaves a rounding residue
+    # along u that normalizing then magnifies (it moved a margin by 1e-11 relative).
+    g -= np.outer(g @ u, u)
     g -= np.outer(g @ u, u)
     norms = np.linalg.norm(g, axis=1, keepdims=True)
     return np.divide(g, norms, out=np.zeros_like(g), where=norms > 1e-12)
@@ -87,7 +90,7 @@ def make_separable(
     check_number("seed", seed, low=0, integer=True)
     if margin > radius:
         raise LinclsInputError("margin", f"must be ≤ radius = {radius:g}, got {margin:g}")
-    if margin + abs(offset) > radius:
+    if margin + abs(offset) > radius * (1 + 1e-12):  # rounding of radius − margin is allowed
         raise LinclsInputError(
             "offset",
             f"|offset| must be ≤ radius − margin = {radius - margin:g} "
@@ -140,3 +143,120 @@ def make_orthonormal(d: int, radius: float = 1.0, seed: int = 0) -> Dataset:
         b=0.0,
         params={"d": d, "radius": radius, "seed": seed},
     )
+
+
+def make_noisy(
+    n: int,
+    d: int,
+    margin: float,
+    radius: float,
+    offset: float = 0.0,
+    flip: float = 0.0,
+    deficit: float = 0.0,
+    overlap: int = 10,
+    seed: int = 0,
+    n_test: int | None = None,
+) -> Dataset:
+    """Data that are not separable, certified with respect to the generator's (u, b).
+
+    Starts from ``make_separable`` (margin γ = ``margin``) and then
+
+    - flips the labels of round(``flip``·n) random training examples (rate p = ``flip``);
+    - moves ``overlap`` other examples to the margin γ − δ, δ = ``deficit``/√overlap, so that
+      they alone have Freund–Schapire deficit √(Σ d_t²) = ``deficit`` at γ.
+
+    The dataset's measured ``margin`` is then negative (or below γ); the total deficit at γ, with
+    the flips, is what the runner logs for the generator's certificate. The test split is
+    clean (the separable distribution). Example 1 keeps the norm ``radius``.
+    """
+    check_number("flip", flip, low=0, high=0.5)
+    check_number("deficit", deficit, low=0)
+    check_number("overlap", overlap, low=0, integer=True)
+    data = make_separable(n, d, margin, radius, offset=offset, seed=seed, n_test=n_test)
+    n, overlap = data.X.shape[0], int(overlap)
+    movable = n - 2  # examples 0 and 1 attain the margin and the radius
+    n_flip = round(flip * n)
+    if deficit > 0 and overlap == 0:
+        raise LinclsInputError("overlap", "must be ≥ 1 when deficit > 0, got 0")
+    if deficit == 0:
+        overlap = 0
+    if n_flip + overlap > movable:
+        raise LinclsInputError(
+            "n", f"must be ≥ {n_flip + overlap + 2} to flip {n_flip} and overlap {overlap}, got {n}"
+        )
+    shortfall = deficit / np.sqrt(overlap) if overlap else 0.0
+    if abs(margin - shortfall) + abs(offset) > radius:
+        most = np.sqrt(overlap) * (radius - abs(offset) + margin)
+        raise LinclsInputError(
+            "deficit",
+            f"must be ≤ √overlap·(radius − |offset| + margin) = {most:g} so the moved points "
+            f"stay in the radius, got {deficit:g}",
+        )
+    rng = np.random.default_rng([int(seed), 1])
+    chosen = 2 + rng.permutation(movable)[: n_flip + overlap]
+    X, y = data.X.copy(), data.y.copy()
+    y[chosen[:n_flip]] *= -1.0
+    moved = chosen[n_flip:]
+    if overlap:
+        u, b = data.u, data.b
+        s = y[moved] * (margin - shortfall) - b  # the component along u
+        ortho = _orthogonal(rng, u, overlap)
+        room = np.sqrt(np.maximum(radius**2 - s**2, 0.0))
+        X[moved] = np.outer(s, u) + ortho * (room * rng.uniform(0.0, 1.0, overlap))[:, None]
+    params = {**data.params, "flip": flip, "deficit": deficit, "overlap": overlap}
+    return Dataset.certified(
+        name="noisy", X=X, y=y, X_test=data.X_test, y_test=data.y_test, u=data.u, b=data.b,
+        params=params,
+    )  # fmt: skip
+
+
+PLANE_KINDS = ("separable", "noisy", "xor")
+
+
+def make_plane(
+    kind: str = "separable",
+    n: int = 200,
+    margin: float = 0.1,
+    radius: float = 1.0,
+    offset: float = 0.0,
+    flip: float = 0.1,
+    seed: int = 0,
+    n_test: int | None = None,
+) -> Dataset:
+    """2-D sets for pictures: ``"separable"`` and ``"noisy"`` (certified, d = 2) or ``"xor"``.
+
+    ``"xor"``: points in the four quadrants of the disc of ``radius``, labelled by the sign of
+    x₁·x₂, kept at distance ≥ ``margin`` from both axes — no line separates them (no certificate).
+    """
+    if kind not in PLANE_KINDS:
+        raise LinclsInputError("kind", f"must be one of {', '.join(PLANE_KINDS)}, got {kind!r}")
+    if kind == "separable":
+        data = make_separable(n, 2, margin, radius, offset=offset, seed=seed, n_test=n_test)
+    elif kind == "noisy":
+        data = make_noisy(n, 2, margin, radius, offset=offset, flip=flip, seed=seed,
+                          n_test=n_test)  # fmt: skip
+    else:
+        check_number("n", n, low=1, integer=True)
+        check_number("margin", margin, low=0, low_open=True)
+        check_number("radius", radius, low=0, low_open=True)
+        if margin * np.sqrt(2) >= radius:
+            raise LinclsInputError("margin", f"must be < radius/√2 = {radius / np.sqrt(2):g}")
+        rng = np.random.default_rng(int(seed))
+
+        def draw(count):
+            points = np.empty((0, 2))
+            while points.shape[0] < count:
+                p = rng.uniform(-radius, radius, (4 * count + 8, 2))
+                keep = (np.linalg.norm(p, axis=1) <= radius) & (np.abs(p).min(axis=1) >= margin)
+                points = np.vstack([points, p[keep]])
+            points = points[:count]
+            return points, np.where(points[:, 0] * points[:, 1] > 0, 1.0, -1.0)
+
+        X, y = draw(int(n))
+        X_test, y_test = draw(int(n if n_test is None else n_test))
+        data = Dataset.plain(name="plane", X=X, y=y, X_test=X_test, y_test=y_test, params={})
+    params = {**data.params, "kind": kind}
+    return Dataset(
+        "plane", data.X, data.y, data.X_test, data.y_test, data.u, data.b, data.margin,
+        data.radius, params,
+    )  # fmt: skip

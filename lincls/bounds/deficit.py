@@ -1,0 +1,142 @@
+"""Bounds for any data, separable or not: Freund and Schapire's deficit bound (1999) and the
+voted perceptron's test-error bound built on it.
+
+Freund & Schapire, "Large margin classification using the perceptron algorithm", Machine Learning
+37(3), 1999, Theorem 2: for any sequence with ‖x_t‖ ≤ R, any unit u and any γ > 0, with
+d_t = max(0, γ − y_t u·x_t) and D = √(Σ_t d_t²), the perceptron from w = 0 makes at most
+((R + D)/γ)² mistakes. Over several passes the sequence is the concatenation of the passes, so
+D² sums d_t² over every presentation. A learner with a bias feature c sees x' = (x, c), so the
+theorem is applied there: R'² = R² + c² and the margins of the unit (u, b/c)/√(1 + b²/c²).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from lincls.bounds._registry import REGISTRY, TEST_ERROR, BoundSpec, BoundValue, RunFacts
+from lincls.geometry import augmented_scale
+
+GRID_POINTS = 32
+# The grid runs from R'·GRID_SPAN to R': past R' every example falls short of γ, and as γ grows
+# the bound only tends to the trivial count of presentations.
+GRID_SPAN = 1e-4
+_UNIT_GRID = np.geomspace(GRID_SPAN, 1.0, GRID_POINTS)
+
+
+def freund_schapire(radius: float, margin: float, deficit: float) -> float:
+    """Freund & Schapire (1999), Theorem 2: M ≤ ((R + D)/γ)² for any unit u and γ > 0.
+
+    ``deficit`` is D = √(Σ_t max(0, γ − y_t u·x_t)²) over every presentation of the sequence.
+    With D = 0 (u separates with margin γ) it is Novikoff's (R/γ)².
+    """
+    return ((radius + deficit) / margin) ** 2
+
+
+@njit(cache=True, nogil=True)
+def deficits_on_grid(margins, counts, gammas):
+    """D(γ)² for every γ of ``gammas``: Σ_t counts_t·max(0, γ − margins_t)² (one pass over t)."""
+    out = np.zeros(gammas.shape[0])
+    for t in range(margins.shape[0]):
+        m = margins[t]
+        k = counts[t]
+        for g in range(gammas.shape[0]):
+            short = gammas[g] - m
+            if short > 0.0:
+                out[g] += k * short * short
+    return out
+
+
+def freund_schapire_grid(
+    radius: float, margins: np.ndarray, counts: np.ndarray, extra_gammas=()
+) -> tuple[float, float, float]:
+    """min over a geometric grid of γ in (0, R] of ((R + D(γ))/γ)²: (bound, γ, D).
+
+    ``margins`` are y_t u·x_t for a unit u; ``counts`` the presentations of each example.
+    ``extra_gammas`` (e.g. the separating margin, where D = 0) join the grid.
+    """
+    gammas = radius * _UNIT_GRID
+    extra = [g for g in extra_gammas if 0.0 < g <= radius]
+    if extra:
+        gammas = np.concatenate((gammas, np.asarray(extra, dtype=np.float64)))
+    deficits = np.sqrt(
+        deficits_on_grid(
+            np.ascontiguousarray(margins, dtype=np.float64),
+            np.ascontiguousarray(counts, dtype=np.float64),
+            gammas,
+        )
+    )
+    values = ((radius + deficits) / gammas) ** 2
+    best = int(np.argmin(values))
+    return float(values[best]), float(gammas[best]), float(deficits[best])
+
+
+def augmented_geometry(facts: RunFacts) -> tuple[np.ndarray, float] | str:
+    """(margins of the augmented unit separator, R') on the vectors (x, c), or why not."""
+    learner, cert = facts.learner, facts.certificate
+    if cert is None or cert.margins is None:
+        return "no certificate (comparator u) with per-example margins"
+    scale = augmented_scale(cert.b, learner.bias_feature_)
+    if scale is None:
+        return "the comparator has an offset b ≠ 0 and the learner has no bias"
+    radius = float(np.sqrt(facts.radius**2 + learner.bias_feature_**2))
+    return cert.margins / scale, radius
+
+
+def _fs_applies(facts: RunFacts) -> str | None:
+    learner = facts.learner
+    if getattr(learner, "bound_family", None) != "perceptron":
+        return "not a perceptron-family learner"
+    if not getattr(learner, "zero_init_", True):
+        return "the learner did not start from w = 0"
+    if facts.presentations is None:
+        return "the presentations of each example are unknown"
+    geometry = augmented_geometry(facts)
+    return geometry if isinstance(geometry, str) else None
+
+
+def _fs_value(facts: RunFacts) -> BoundValue:
+    margins, radius = augmented_geometry(facts)
+    separating = [float(margins.min())] if margins.shape[0] else []
+    value, gamma, deficit = freund_schapire_grid(radius, margins, facts.presentations, separating)
+    return BoundValue(value, {"gamma": gamma, "deficit": deficit})
+
+
+def voted_test_error(n_train: int, fs_value: float, prediction: str = "vote") -> float:
+    """Freund & Schapire (1999), Theorem 3 / Corollary 1: the voted perceptron after one pass.
+
+    Trained on m examples of an i.i.d. sequence of m + 1, the voted ("vote") prediction on the
+    last one errs with probability ≤ (2/(m + 1))·E[((R + D)/γ)²]; the randomized ("random")
+    prediction with probability ≤ (1/(m + 1))·E[((R + D)/γ)²]. Computed here with the training
+    sample's ((R + D)/γ)² in place of its expectation: a plug-in estimate of the bound.
+    """
+    factor = 2.0 if prediction == "vote" else 1.0
+    return factor * fs_value / (n_train + 1)
+
+
+def _voted_applies(facts: RunFacts) -> str | None:
+    learner = facts.learner
+    if getattr(learner, "prediction", None) not in ("vote", "random"):
+        return "not a voted perceptron predicting by vote or random draw"
+    reason = _fs_applies(facts)
+    if reason:
+        return reason
+    if learner.n_passes_ != 1 or facts.presentations.max() > 1:
+        return "the theorem covers one pass over the training data"
+    if facts.n_train is None:
+        return "the training size is unknown"
+    return None
+
+
+def _voted_value(facts: RunFacts) -> BoundValue:
+    fs = _fs_value(facts)
+    value = voted_test_error(int(facts.n_train), fs.value, facts.learner.prediction)
+    return BoundValue(value, fs.details)
+
+
+REGISTRY.extend(
+    [
+        BoundSpec("freund_schapire", _fs_applies, _fs_value),
+        BoundSpec("voted_fs99", _voted_applies, _voted_value, kind=TEST_ERROR),
+    ]
+)

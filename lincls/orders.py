@@ -1,0 +1,136 @@
+"""Orders of presentation: fixed, shuffled each pass, and adversarial.
+
+``fit_in_order`` fits an online learner on (X, y) in the order a run asks for and returns how
+often each example was presented (the bounds that sum over the sequence, Freund–Schapire's,
+need it). ``ordering`` numbers the orderings of one config (``orders: 20`` runs 0..19):
+
+- ``"fixed"``: ordering 0 is the data's own order; ordering k ≥ 1 a fixed random permutation
+  (seeded by (seed, k)); every pass repeats it.
+- ``"shuffled"``: a fresh permutation every pass, from the seed (seed, k).
+- ``"adversarial"``: seed 000 §3.2's perceptron game. Player A sees the learner's current
+  weights and presents, among the examples they get wrong (y·(w·x + b) ≤ 0), the one that makes
+  the least progress towards the certificate per unit of growth of ‖w‖²: on a mistake at x'
+  (the vector (x, c) the learner sees), w·u grows by y u·x' and ‖w/η‖² by ‖x'‖² + 2y (w/η)·x',
+  and Novikoff's proof is tight exactly when every mistake has the least of the first and the
+  most of the second. Without a certificate it presents the wrong example of largest growth.
+  Ties go to the lowest row for ordering 0, to a seeded random one otherwise. The game ends when
+  no example is wrong (the learner has converged) or after ``passes × n`` presentations.
+  The adversary reads the learner's state between steps, so each step is one call of the
+  learner's own one-pass kernel on a single example (``_one_pass``): the learner is the real one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lincls.errors import LinclsInputError
+from lincls.geometry import Certificate, augmented_scale, row_norms
+from lincls.learners._base import binary_classes
+
+ORDERS = ("fixed", "shuffled", "adversarial")
+
+
+def ordering_seed(seed: int, ordering: int) -> int:
+    """The seed of ordering ``ordering`` of a run seeded ``seed`` (independent streams)."""
+    return int(np.random.SeedSequence([int(seed), int(ordering)]).generate_state(1)[0])
+
+
+def fit_in_order(
+    learner,
+    X,
+    y,
+    order: str = "fixed",
+    ordering: int = 0,
+    seed: int = 0,
+    certificate: Certificate | None = None,
+) -> np.ndarray:
+    """Fit ``learner`` on (X, y) in ``order``; returns the presentations of each row (int64).
+
+    The learner's online record (``mistake_indices_``) names rows of the original ``X``.
+    """
+    n = X.shape[0]
+    if order == "adversarial":
+        if not hasattr(learner, "_one_pass"):
+            raise LinclsInputError("order", f"'adversarial' needs an online learner, not "
+                                   f"{type(learner).__name__}")  # fmt: skip
+        rng = np.random.default_rng(ordering_seed(seed, ordering)) if ordering else None
+        return adversarial_fit(learner, X, y, certificate, rng)
+    if "shuffle" not in learner.get_params():
+        if order != "fixed" or ordering:
+            raise LinclsInputError(
+                "order", f"{type(learner).__name__} takes its examples in one fixed order only"
+            )
+        learner.fit(X, y)
+    elif order == "shuffled":
+        learner.set_params(shuffle=True, random_state=ordering_seed(seed, ordering))
+        learner.fit(X, y)
+    elif ordering == 0:
+        learner.set_params(shuffle=False)
+        learner.fit(X, y)
+    else:
+        perm = np.random.default_rng(ordering_seed(seed, ordering)).permutation(n)
+        learner.set_params(shuffle=False)
+        learner.fit(X[perm], np.asarray(y)[perm])
+        learner.mistake_indices_ = perm[learner.mistake_indices_]
+    return np.full(n, getattr(learner, "n_passes_", 1), dtype=np.int64)
+
+
+def training_weights(learner) -> tuple[np.ndarray, float]:
+    """The weights the learner predicts with *during* training (w, b).
+
+    The averaged and voted perceptrons keep an average in ``coef_``; their running perceptron
+    weights are what decides a mistake.
+    """
+    if hasattr(learner, "last_coef_"):
+        return learner.last_coef_[0], float(learner.last_intercept_[0])
+    if hasattr(learner, "_w"):
+        return learner._w, float(learner._b[0])
+    if not hasattr(learner, "coef_"):
+        raise LinclsInputError("order", "'adversarial' needs a learner with linear weights")
+    return learner.coef_[0], float(learner.intercept_[0])
+
+
+def adversarial_fit(learner, X, y, certificate: Certificate | None, rng=None) -> np.ndarray:
+    """Play seed 000 §3.2's game against ``learner`` (module docstring); presentations per row."""
+    learner._check_params()
+    X, y = learner._validate_X_y(X, y, reset=True)
+    learner.classes_ = binary_classes(y)
+    y_signed = learner._signed_labels(y)
+    learner._init_weights(X, None, None)
+    learner._reset_record()
+    n = X.shape[0]
+    c = float(getattr(learner, "bias_feature_", 0.0))
+    lr = float(getattr(learner, "lr", 1.0))
+    sq_norms = row_norms(X) ** 2 + c * c
+    progress = None
+    if certificate is not None and certificate.margins is not None:
+        scale = augmented_scale(certificate.b, c)
+        if scale is not None:
+            progress = certificate.margins / scale
+    presentations = np.zeros(n, dtype=np.int64)
+    budget = int(learner.max_passes) * n
+    converged = False
+    for _ in range(budget):
+        w, b = training_weights(learner)
+        activation = y_signed * (np.asarray(X @ w).ravel() + b)
+        wrong = np.flatnonzero(activation <= 0.0)
+        if wrong.shape[0] == 0:
+            converged = True
+            break
+        growth = sq_norms[wrong] + 2.0 * activation[wrong] / lr
+        if progress is not None:
+            safe = np.where(growth > 0.0, growth, 1.0)
+            score = np.where(growth > 0.0, progress[wrong] / safe, np.inf)
+        else:
+            score = -growth
+        best = np.flatnonzero(score == score.min())
+        pick = wrong[best[0] if rng is None else rng.choice(best)]
+        learner._one_pass(X, y_signed, np.array([pick], dtype=np.int64))
+        presentations[pick] += 1
+    learner._finish_record()
+    steps = int(learner.n_steps_)
+    passes = max(-(-steps // n), 1)
+    learner.mistakes_per_pass_ = np.bincount(learner.mistake_steps_ // n, minlength=passes)
+    learner.n_passes_ = int(learner.mistakes_per_pass_.shape[0])
+    learner.converged_ = converged
+    return presentations

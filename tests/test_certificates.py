@@ -1,0 +1,124 @@
+"""Certificates for any data: the SVM's γ is the largest, non-separable data get a soft SVM, and
+each dataset's SVM is fitted once for a whole sweep, across processes."""
+
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+from conftest import compose_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lincls import runner
+from lincls.certificates import CertificateCache, separating_direction, svm_certificates
+from lincls.data import make_noisy, make_plane, make_separable
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(3, 120),
+    d=st.integers(1, 10),
+    margin=st.floats(0.01, 0.5),
+    offset_fraction=st.floats(-1, 1),
+    homogeneous=st.booleans(),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_svm_margin_is_at_least_the_generators(n, d, margin, offset_fraction, homogeneous, seed):
+    offset = 0.0 if homogeneous else offset_fraction * (1.0 - margin)
+    data = make_separable(n, d, margin, 1.0, offset=offset, seed=seed, n_test=0)
+    y = np.where(data.y > 0, 1.0, -1.0)
+    (cert,), separable = svm_certificates(data.X, y, homogeneous=homogeneous, fingerprint="t")
+    assert separable and cert.separates
+    assert cert.source == ("svm_homogeneous" if homogeneous else "svm")
+    assert cert.margin >= data.margin * (1 - 1e-9)  # the maximum margin, measured on the data
+    assert np.linalg.norm(cert.u) == pytest.approx(1.0, rel=1e-12)
+    assert cert.margins.min() == cert.margin
+    if homogeneous:
+        assert cert.b == 0.0
+
+
+def test_non_separable_data_get_a_soft_margin_comparator():
+    xor = make_plane("xor", n=200, seed=1)
+    y = np.where(xor.y > 0, 1.0, -1.0)
+    assert separating_direction(xor.X, y, homogeneous=False) is None
+    (cert,), separable = svm_certificates(xor.X, y, homogeneous=False, fingerprint="x")
+    assert not separable and cert.source == "soft_svm" and not cert.separates
+    noisy = make_noisy(200, 3, 0.1, 1.0, flip=0.1, seed=2)
+    y = np.where(noisy.y > 0, 1.0, -1.0)
+    (cert,), separable = svm_certificates(noisy.X, y, homogeneous=False, fingerprint="n")
+    assert not separable and cert.source == "soft_svm"
+
+
+def test_cache_computes_once_and_survives_a_new_cache_object(tmp_path):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return np.array([1.0, 2.0]), 0.5
+
+    first = CertificateCache(tmp_path).get("k", compute)
+    again = CertificateCache(tmp_path).get("k", compute)
+    assert len(calls) == 1 and np.array_equal(first[0], again[0]) and again[1] == 0.5
+    assert CertificateCache(tmp_path).get("none", lambda: None) is None
+    assert CertificateCache(tmp_path).get("none", compute) is None  # "none exists" is stored
+    assert CertificateCache(tmp_path).fits() == ["k", "none"]
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+LEARNERS = ["perceptron", "averaged_perceptron", "voted_perceptron", "margin_perceptron"]
+
+
+def _sweep_config(cache, learner):
+    return compose_config(
+        [f"learner={learner}", "order=shuffled", "orders=5", "dataset.n=200",
+         f"certificates.cache_dir={cache}"]
+    )  # fmt: skip
+
+
+def test_a_sweep_of_four_learners_by_five_orders_fits_one_svm(tmp_path):
+    fingerprints = set()
+    for learner in LEARNERS:
+        outcome = runner.measure(_sweep_config(tmp_path, learner))
+        fingerprints.add(outcome.tags["dataset.fingerprint"])
+        assert outcome.metrics["orders"] == 5.0
+        assert outcome.tags["certificate.svm"] == "separates"
+        assert outcome.metrics["certificate.svm.margin"] >= outcome.metrics["margin"]
+    assert len(fingerprints) == 1
+    assert len(CertificateCache(tmp_path).fits()) == 1
+
+
+def _measure(args):
+    cache, learner = args
+    return runner.measure(_sweep_config(cache, learner)).metrics["certificate.svm.margin"]
+
+
+def test_worker_processes_share_one_svm_fit(tmp_path):
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        margins = list(pool.map(_measure, [(tmp_path, name) for name in LEARNERS]))
+    assert len(set(margins)) == 1
+    assert len(CertificateCache(tmp_path).fits()) == 1
+
+
+@pytest.mark.parametrize(
+    ("dataset", "separable"),
+    [
+        (["dataset=iris", "dataset.classes=[0,1]"], True),
+        (["dataset=iris", "dataset.classes=[1,2]", "dataset.test_fraction=0"], False),
+        (["dataset=breast_cancer", "dataset.standardize=true"], True),
+    ],
+)
+def test_real_data_report_separability_and_the_matching_bound(tmp_path, dataset, separable):
+    outcome = runner.measure(compose_config([*dataset, f"certificates.cache_dir={tmp_path}"]))
+    m, tags = outcome.metrics, outcome.tags
+    assert m["separable"] == float(separable)
+    assert "bound.freund_schapire" in m and tags["bound_violated"] == "false"
+    if separable:
+        assert tags["certificate.svm"] == "separates" and m["certificate.svm.margin"] > 0
+        assert tags["bound.novikoff_bias.certificate"] == "svm"
+        assert m["mistakes"] <= m["bound.novikoff_bias"]
+    else:
+        assert tags["certificate.soft_svm"] == "does not separate"
+        assert "bound.novikoff_bias" not in m
+        assert m["certificate.soft_svm.deficit"] > 0
