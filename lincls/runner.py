@@ -106,12 +106,19 @@ class RunOutcome:
     dataset: Dataset | None = None
 
 
-def _prefixed(group: str, build: Callable[[], Any]) -> Any:
-    """Run ``build``; re-raise a bad-input error with its field under ``group.``."""
+def _prefixed(group: str, build: Callable[[], Any], learner=None) -> Any:
+    """Run ``build``; re-raise a bad-input error with its field under ``group.``.
+
+    While fitting ``learner``, an error about one of its parameters (e.g. ``max_vectors``
+    exceeded) goes under ``learner.`` instead.
+    """
     try:
         return build()
     except LinclsInputError as exc:
-        raise LinclsInputError(f"{group}.{exc.field}", exc.problem) from None
+        owner = group
+        if learner is not None and exc.field.split(".")[0] in learner.get_params(deep=False):
+            owner = "learner"
+        raise LinclsInputError(f"{owner}.{exc.field}", exc.problem) from None
     except TypeError as exc:  # an unknown keyword: a key the learner or generator does not take
         raise LinclsInputError(group, str(exc).split("(")[-1].rstrip(")") or str(exc)) from None
 
@@ -267,6 +274,9 @@ def prepare(config: Mapping[str, Any]):
     dataset = build_dataset(config["dataset"])
     if not learner.__sklearn_tags__().classifier_tags.multi_class:
         _prefixed("dataset", lambda: binary_classes(dataset.y))
+    validate = getattr(learner, "_validate_X_y", None)
+    if validate is not None:  # what the learner would refuse (e.g. Winnow: X < 0), before a run
+        _prefixed("dataset", lambda: validate(dataset.X, dataset.y, reset=True))
     # The order and certificate settings travel with the learner to ``fit_and_evaluate``.
     learner.lincls_run_plan = plan_of(config)
     return learner, dataset
@@ -315,10 +325,11 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
                     lambda m=model, k=k: fit_in_order(
                         m, dataset.X, dataset.y, plan.order, k, plan.seed, adversary_cert
                     ),
+                    model,
                 )
             )
         else:
-            _prefixed("dataset", lambda m=model: m.fit(dataset.X, dataset.y))
+            _prefixed("dataset", lambda m=model: m.fit(dataset.X, dataset.y), model)
             presentations.append(None)
         fit_seconds += time.perf_counter() - start
 

@@ -10,7 +10,6 @@ from conftest import compose_config, run_cli, runs_of
 from mlflow.tracking import MlflowClient
 
 from lincls import runner
-from lincls.data import Dataset
 from lincls.errors import LinclsInputError
 
 RUN_METRICS = {
@@ -130,6 +129,21 @@ BAD_INPUTS = {
     "lr zero": (["learner.lr=0"], "learner.lr: must be a number in (0, inf)"),
     "lr negative": (["learner.lr=-2"], "learner.lr: must be a number in (0, inf)"),
     "unknown bias": (["learner.bias=sometimes"], "learner.bias: must be one of 'feature', 'r2'"),
+    "kernel degree zero": (
+        ["learner=kernel_perceptron", "learner.degree=0"],
+        "learner.degree: must be an integer in [1, inf), got 0",
+    ),
+    "rbf gamma zero": (
+        ["learner=kernel_perceptron", "learner.kernel=rbf", "learner.gamma=0"],
+        "learner.gamma: must be a number in (0, inf), got 0.0",
+    ),
+    "PA C zero": (["learner=passive_aggressive", "learner.C=0"], "learner.C: must be a number"),
+    "MIRA cap zero": (
+        ["learner=mira", "dataset=multiclass", "learner.max_step=0"],
+        "learner.max_step: must be a number in (0, inf)",
+    ),
+    "tau negative": (["learner=margin_perceptron", "learner.tau=-1"], "learner.tau: must be"),
+    "negative features for Winnow": (["learner=winnow"], "dataset.X: Negative values in data"),
     "NaN in X": ("nan", "dataset.path: "),
     "inf in X": ("inf", "dataset.path: "),
     "one class": ("one", "dataset.y: needs two classes, got one class"),
@@ -177,19 +191,18 @@ def test_bad_input_exits_nonzero_with_one_line_and_no_running_run(bad_runs, case
 
 
 def test_a_failure_after_the_run_started_is_marked_failed(store, monkeypatch):
-    def broken(**_):
-        X = np.array([[1.0, 2.0], [np.inf, 0.0], [0.5, 0.5]])
-        return Dataset.plain(name="broken", X=X, y=np.array([0, 1, 0]), X_test=X[:0],
-                             y_test=np.array([]), params={})  # fmt: skip
+    from lincls.learners import Perceptron
 
-    monkeypatch.setitem(runner.DATASETS, "broken", broken)
+    def broken(self, X, y, order):
+        raise RuntimeError("the kernel stopped")
+
+    monkeypatch.setattr(Perceptron, "_run_pass", broken)
     config = compose_config([f"tracking.uri={store}"])
-    config["dataset"] = {"name": "broken"}
-    with pytest.raises(LinclsInputError, match=r"dataset\.X: contains NaN or inf"):
+    with pytest.raises(RuntimeError, match="the kernel stopped"):
         runner.execute(config)
     (run,) = runs_of(store)
     assert run.info.status == "FAILED"
-    assert run.data.tags["error"].startswith("LinclsInputError: dataset.X: contains NaN or inf")
+    assert run.data.tags["error"].startswith("RuntimeError: the kernel stopped")
 
 
 def test_default_store_is_an_absolute_sqlite_uri(monkeypatch, tmp_path):

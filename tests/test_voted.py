@@ -163,6 +163,20 @@ def test_max_vectors_exceeded_is_one_line_error():
     assert str(info.value).startswith("max_vectors: the run needs more than 5 vectors")
 
 
+def test_max_vectors_exceeded_in_a_logged_run_names_the_learner_field_and_fails_the_run(store):
+    from conftest import runs_of
+
+    from lincls.runner import execute
+
+    config = compose_config(["learner=voted_perceptron", "learner.max_vectors=3",
+                             f"tracking.uri={store}"])  # fmt: skip
+    with pytest.raises(LinclsInputError) as info:
+        execute(config)
+    assert info.value.field == "learner.max_vectors"
+    (run,) = runs_of(store)
+    assert run.info.status == "FAILED"
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
