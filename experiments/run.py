@@ -16,18 +16,24 @@ from omegaconf import DictConfig, OmegaConf
 from lincls.config import register_configs
 from lincls.errors import LinclsInputError
 from lincls.runner import execute
+from lincls.sweeps import current_sweep, run_job
 
 register_configs()
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
-def main(cfg: DictConfig) -> float | None:
+def main(cfg: DictConfig) -> float | dict | None:
     """Run one config; return its mistakes (the value a Hydra sweeper would minimise)."""
     config = OmegaConf.to_container(cfg, resolve=True)
+    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
+    sweep = current_sweep() if multirun else None
+    if sweep is not None:  # a job of a lincls sweep: a child of its parent run, never raises
+        outcome = run_job(config, list(HydraConfig.get().overrides.task), sweep)
+        return outcome
     try:
         outcome = execute(config)
     except LinclsInputError as exc:
-        if HydraConfig.get().mode == RunMode.MULTIRUN:
+        if multirun:
             raise
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)

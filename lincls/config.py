@@ -258,6 +258,7 @@ class TrackingConfig:
     uri: str | None = None
     experiment: str = "lincls"
     run_name: str | None = None
+    skip_finished: bool = False
 
 
 @dataclass
@@ -276,6 +277,7 @@ class RunConfig:
     seed: int = 0
     order: str = "fixed"
     orders: int = 1
+    study: str | None = None
 
 
 LEARNER_SCHEMAS: dict[str, type] = {

@@ -61,6 +61,7 @@ from lincls.learners import (
 )
 from lincls.learners._base import binary_classes, check_finite
 from lincls.orders import ORDERS, fit_in_order
+from lincls.sweeps import ROLE_TAG, STUDY_TAG, process_tags, study_of
 
 CURVE_POINTS = 200
 
@@ -441,24 +442,41 @@ def _log_bounds(evaluations, mistakes: np.ndarray, metrics: dict, tags: dict) ->
     return violated
 
 
-def execute(config: Mapping[str, Any]) -> RunOutcome:
-    """One run, logged: validate → create the MLflow run → fit and evaluate → one batched write."""
+def run_tags(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = None) -> dict:
+    """The tags a run carries from its creation: version, config hash, names, study, writer."""
+    tags = {
+        "lincls.version": lincls.__version__,
+        "lincls.config_hash": config_hash(config),
+        "learner": str((config.get("learner") or {}).get("name")),
+        "dataset": str((config.get("dataset") or {}).get("name")),
+        ROLE_TAG: "run",
+        STUDY_TAG: study_of(config),
+        **process_tags(),
+        **(extra_tags or {}),
+    }
+    if tracking.git_commit():
+        tags["mlflow.source.git.commit"] = tracking.git_commit()
+    return tags
+
+
+def run_name_of(config: Mapping[str, Any], tags: Mapping[str, str]) -> str:
+    """``tracking.run_name``, else ``<learner>-<dataset>``."""
+    return (config.get("tracking") or {}).get("run_name") or f"{tags['learner']}-{tags['dataset']}"
+
+
+def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = None) -> RunOutcome:
+    """One run, logged: validate → create the MLflow run → fit and evaluate → one batched write.
+
+    ``extra_tags`` go on the run from its creation (a sweep's parent id, study, overrides).
+    """
     learner, dataset = prepare(config)
     settings = config.get("tracking") or {}
     uri = tracking.resolve_tracking_uri(settings.get("uri"))
     client, experiment_id = tracking.open_experiment(
         uri, settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
     )
-    tags = {
-        "lincls.version": lincls.__version__,
-        "lincls.config_hash": config_hash(config),
-        "learner": str(config["learner"].get("name")),
-        "dataset": str(config["dataset"].get("name")),
-    }
-    if tracking.git_commit():
-        tags["mlflow.source.git.commit"] = tracking.git_commit()
-    run_name = settings.get("run_name") or f"{tags['learner']}-{tags['dataset']}"
-    run_id = tracking.start_run(client, experiment_id, run_name, tags)
+    tags = run_tags(config, extra_tags)
+    run_id = tracking.start_run(client, experiment_id, run_name_of(config, tags), tags)
     try:
         outcome = fit_and_evaluate(learner, dataset)
         tracking.write_run(
@@ -471,3 +489,32 @@ def execute(config: Mapping[str, Any]) -> RunOutcome:
     outcome.run_id = run_id
     outcome.tags.update(tags)
     return outcome
+
+
+def execute_deferred(
+    config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """One run measured but not written: what ``tracking.write_payload`` needs to log it.
+
+    A process pool's workers use it so that one process writes every run: SQLite serialises
+    writers, and two processes writing at once each took ~4× longer a run here.
+    """
+    tags = run_tags(config, extra_tags)
+    payload: dict[str, Any] = {
+        "run_name": run_name_of(config, tags),
+        "tags": tags,
+        "params": tracking.flatten(config),
+        "metrics": {},
+        "curves": {},
+        "status": "FINISHED",
+        "error": None,
+    }
+    try:
+        outcome = fit_and_evaluate(*prepare(config))
+    except Exception as exc:
+        payload.update(status="FAILED", error=f"{type(exc).__name__}: {exc}")
+        payload["input_error"] = isinstance(exc, LinclsInputError)
+        return payload
+    payload.update(metrics=outcome.metrics, curves=outcome.curves)
+    payload["tags"] = {**tags, **outcome.tags}
+    return payload

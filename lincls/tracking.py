@@ -145,3 +145,18 @@ def fail_run(client, run_id: str, error: BaseException) -> None:
         client.set_tag(run_id, "error", message)
     finally:
         client.set_terminated(run_id, status=status)
+
+
+def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str:
+    """Create, write and close a run measured elsewhere (``runner.execute_deferred``)."""
+    run_id = start_run(client, experiment_id, payload["run_name"], payload["tags"])
+    try:
+        write_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {})
+    finally:
+        if payload["status"] == "FINISHED":
+            end_run(client, run_id, "FINISHED")
+        else:
+            message = str(payload.get("error") or "")[:PARAM_VALUE_LIMIT]
+            client.set_tag(run_id, "error", message)
+            end_run(client, run_id, "FAILED")
+    return run_id

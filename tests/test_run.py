@@ -48,7 +48,13 @@ def sweep(tmp_path_factory):
         cwd=tmp,
     )
     assert done.returncode == 0, done.stderr
-    return uri, runs_of(uri)
+    everything = runs_of(uri)
+    parents = [r for r in everything if r.data.tags.get("lincls.role") == "sweep"]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    children = [r for r in everything if r.data.tags.get("lincls.role") == "run"]
+    assert len(everything) == len(children) + 1
+    assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parents[0].info.run_id}
+    return uri, children
 
 
 def test_multirun_leaves_eight_finished_runs_with_the_metrics(sweep):

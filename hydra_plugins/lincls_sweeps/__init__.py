@@ -1,0 +1,17 @@
+"""Hydra plugins of lincls: the ``lincls`` sweeper and the ``lincls`` launcher.
+
+Hydra finds them by scanning the ``hydra_plugins`` namespace package; their configs are
+``hydra/sweeper=lincls`` and ``hydra/launcher=lincls`` (the defaults in ``conf/config.yaml``).
+"""
+
+from hydra.core.config_store import ConfigStore
+
+from hydra_plugins.lincls_sweeps.launcher import LinclsLauncherConf
+from hydra_plugins.lincls_sweeps.sweeper import LinclsSweeperConf
+
+ConfigStore.instance().store(
+    group="hydra/sweeper", name="lincls", node=LinclsSweeperConf, provider="lincls"
+)
+ConfigStore.instance().store(
+    group="hydra/launcher", name="lincls", node=LinclsLauncherConf, provider="lincls"
+)

@@ -1,0 +1,137 @@
+"""The ``lincls`` sweeper: Hydra's grid sweep, wrapped in one parent MLflow run.
+
+It expands the overrides (and ``hydra.sweeper.params``) into the cartesian grid as Hydra's basic
+sweeper does, then, in the launching process and before any job starts: opens the store once
+(creating and migrating SQLite there), closes KILLED the runs of sweeps that were killed, and
+creates the parent run (``lincls.sweeps.start_sweep``). The jobs run on any launcher. The parent
+is closed FINISHED, or FAILED when a job failed or the launcher raised, in a ``finally``: Hydra
+1.3 skips ``on_multirun_end`` when a job fails, so a callback could not promise it. A sweep with
+failed configs lists them and exits with status 1.
+
+Hydra's basic sweeper composes every job's config once to validate it before launching, and
+the launcher composes it again (~60 ms each here); this one validates one job per distinct
+choice of config groups (the rest differ only in values, checked when their job composes).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.plugins import Plugins
+from hydra.core.utils import JobStatus
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf
+
+
+@dataclass
+class LinclsSweeperConf:
+    _target_: str = "hydra_plugins.lincls_sweeps.sweeper.LinclsSweeper"
+    # key → comma-separated values, swept like command-line overrides (a study's grid)
+    params: dict[str, str] | None = field(default=None)
+
+
+class LinclsSweeper(Sweeper):
+    """A grid sweep inside one parent MLflow run (module docstring)."""
+
+    def __init__(self, params: dict[str, str] | None = None) -> None:
+        self.params = dict(params or {})
+        self.config: DictConfig | None = None
+        self.hydra_context: HydraContext | None = None
+        self.launcher = None
+
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
+        self.config = config
+        self.hydra_context = hydra_context
+        self.launcher = Plugins.instance().instantiate_launcher(
+            hydra_context=hydra_context, task_function=task_function, config=config
+        )
+
+    def jobs(self, arguments: list[str]) -> list[list[str]]:
+        """Every job's override list: the grid of the study's params and the command line."""
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        given = parser.parse_overrides(arguments)
+        on_command_line = {o.get_key_element() for o in given}
+        params = parser.parse_overrides(
+            [f"{k}={v}" for k, v in self.params.items()]
+        )  # a key given on the command line replaces the study's values
+        params = [o for o in params if o.get_key_element() not in on_command_line]
+        return BasicSweeper.split_arguments(params + given, None)[0]
+
+    def _validate(self, jobs: list[list[str]]) -> None:
+        """Compose one job per distinct choice of config groups (fails fast on a bad name)."""
+        from hydra_plugins.lincls_sweeps.launcher import split_group_overrides
+
+        loader = self.hydra_context.config_loader
+        seen: set[tuple[str, ...]] = set()
+        for job in jobs:
+            groups, _ = split_group_overrides(loader, job)
+            key = tuple(o.input_line for o in groups)
+            if key not in seen:
+                seen.add(key)
+                loader.load_sweep_config(self.config, list(job))
+
+    def sweep(self, arguments: list[str]) -> Any:
+        """Run the grid; the parent run is created first and closed whatever happens."""
+        from lincls import sweeps
+
+        jobs = self.jobs(list(arguments))
+        self._validate(jobs)
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        task_config = OmegaConf.to_container(
+            self.hydra_context.config_loader.load_sweep_config(self.config, list(jobs[0])),
+            resolve=False,
+        )
+        task_config.pop("hydra", None)
+        # tracking settings may be swept too, but one sweep writes to one store: the first job's
+        task_config = OmegaConf.to_container(OmegaConf.create(task_config), resolve=True)
+        record_path = sweep_dir / ".lincls" / "sweep.json"
+        record = sweeps.start_sweep(task_config, len(jobs), record_path, list(arguments))
+        print(
+            f"[lincls] sweep {record.study}: {len(jobs)} jobs, parent run "
+            f"{record.parent_run_id}, store {record.tracking_uri}",
+            file=sys.stderr,
+            flush=True,
+        )
+        previous = os.environ.get(sweeps.SWEEP_ENV)
+        os.environ[sweeps.SWEEP_ENV] = str(record_path.resolve())
+        status = "FAILED"
+        failures: list[tuple[str, str]] = []
+        try:
+            returns = self.launcher.launch(jobs, initial_job_idx=0)
+            failures = sweeps.failed_children(record)
+            # a job that failed before its task ran (e.g. its config did not compose) has no run
+            recorded = {overrides for overrides, _ in failures}
+            for ret in returns:
+                line = " ".join(ret.overrides or ())
+                if ret.status == JobStatus.FAILED and line not in recorded:
+                    error = ret._return_value
+                    failures.append((line, f"{type(error).__name__}: {error}"))
+            status = "FAILED" if failures else "FINISHED"
+        except KeyboardInterrupt:
+            status = "KILLED"
+            raise
+        finally:
+            if previous is None:
+                os.environ.pop(sweeps.SWEEP_ENV, None)
+            else:
+                os.environ[sweeps.SWEEP_ENV] = previous
+            sweeps.finish_sweep(record, status)
+        if failures:
+            print(
+                f"[lincls] {len(failures)} of {len(jobs)} configs failed "
+                f"(parent run {record.parent_run_id}):",
+                file=sys.stderr,
+            )
+            for overrides, error in failures:
+                print(f"  {overrides}: {error}", file=sys.stderr)
+            sys.exit(1)
+        return returns

@@ -1,0 +1,284 @@
+"""Sweeps: one parent MLflow run per multirun, failure isolation, resume and progress.
+
+The launching process (``hydra_plugins.lincls_sweeps.LinclsSweeper``) opens the store once —
+creating and migrating a SQLite database there, before any job starts, because several workers
+that each find no database and create it at the same time can leave it unusable — marks the
+runs of killed sweeps KILLED, creates the parent run, and writes a small JSON record of the
+sweep that every job reads (its path travels in the environment variable ``LINCLS_SWEEP``, so
+it reaches in-process, joblib, submitit and Ray workers alike). Each job
+(``run_job``) then:
+
+- skips its config when ``tracking.skip_finished`` is on and a FINISHED run with the same
+  config hash exists (a re-run of a killed sweep completes it, each config FINISHED once);
+- runs it as a child of the parent (tag ``mlflow.parentRunId``), never raising: a config that
+  fails is a FAILED run with its error (bad input too, found before the fit), and the sweep
+  goes on;
+- appends one line to the sweep's progress file and prints jobs done / total, failures and an
+  ETA.
+
+At the end the sweeper closes the parent FINISHED, or FAILED when a job failed (whatever
+happens: it is closed in a ``finally``), lists the failed configs and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from lincls import tracking
+from lincls.errors import LinclsInputError
+
+SWEEP_ENV = "LINCLS_SWEEP"
+ADHOC_STUDY = "adhoc"
+ROLE_TAG = "lincls.role"
+STUDY_TAG = "lincls.study"
+HASH_TAG = "lincls.config_hash"
+OVERRIDES_TAG = "lincls.overrides"
+HOST_TAG = "lincls.host"
+PID_TAG = "lincls.pid"
+PARENT_TAG = "mlflow.parentRunId"
+
+
+@dataclass(frozen=True)
+class SweepRecord:
+    """What every job of a sweep needs to know: the store, the parent run, the size."""
+
+    tracking_uri: str
+    experiment: str
+    experiment_id: str
+    parent_run_id: str
+    study: str
+    total: int
+    started: float
+    progress_file: str
+    finished: tuple[str, ...] = ()  # config hashes of the study's FINISHED runs at the start
+
+    def save(self, path: Path) -> None:
+        """Write the record as JSON at ``path``."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(self)))
+
+    @classmethod
+    def load(cls, path: str | Path) -> SweepRecord:
+        """Read a record written by ``save``."""
+        fields = json.loads(Path(path).read_text())
+        fields["finished"] = frozenset(fields.get("finished", ()))
+        return cls(**fields)
+
+
+def study_of(config: Mapping[str, Any]) -> str:
+    """The study a config belongs to (the top-level ``study`` key), else ``adhoc``."""
+    return str(config.get("study") or ADHOC_STUDY)
+
+
+def process_tags() -> dict[str, str]:
+    """Where a run is being written from, so a later sweep can tell a dead writer."""
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _search_all(client, experiment_id: str, filter_string: str) -> list:
+    runs, token = [], None
+    while True:
+        page = client.search_runs(
+            [experiment_id], filter_string=filter_string, max_results=1000, page_token=token
+        )
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def mark_dead_runs_killed(client, experiment_id: str) -> list[str]:
+    """Close KILLED every RUNNING run whose writing process on this host is gone.
+
+    A sweep killed with ``kill -9`` leaves its parent and the runs in flight RUNNING; they are
+    found by the host and pid each run carries. Returns the ids closed.
+    """
+    host = socket.gethostname()
+    closed = []
+    for run in _search_all(client, experiment_id, "attributes.status = 'RUNNING'"):
+        tags = run.data.tags
+        if tags.get(HOST_TAG) != host or not tags.get(PID_TAG, "").isdigit():
+            continue
+        if not _alive(int(tags[PID_TAG])):
+            tracking.end_run(client, run.info.run_id, "KILLED")
+            closed.append(run.info.run_id)
+    return closed
+
+
+def start_sweep(
+    config: Mapping[str, Any], total: int, record_path: Path, overrides: Sequence[str] = ()
+) -> SweepRecord:
+    """In the launching process: open (create, migrate) the store, clean up, make the parent."""
+    settings = config.get("tracking") or {}
+    uri = tracking.resolve_tracking_uri(settings.get("uri"))
+    experiment = settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
+    client, experiment_id = tracking.open_experiment(uri, experiment)
+    mark_dead_runs_killed(client, experiment_id)
+    study = study_of(config)
+    tags = {
+        ROLE_TAG: "sweep",
+        STUDY_TAG: study,
+        "lincls.jobs": str(total),
+        OVERRIDES_TAG: " ".join(overrides)[: tracking.PARAM_VALUE_LIMIT],
+        **process_tags(),
+    }
+    if tracking.git_commit():
+        tags["mlflow.source.git.commit"] = tracking.git_commit()
+    parent = tracking.start_run(client, experiment_id, study, tags)
+    progress = record_path.with_name("progress.log")
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    progress.write_text("")
+    finished: tuple[str, ...] = ()
+    if (config.get("tracking") or {}).get("skip_finished"):
+        done = _search_all(
+            client,
+            experiment_id,
+            f"tags.`{STUDY_TAG}` = '{study}' and attributes.status = 'FINISHED'",
+        )
+        finished = tuple(sorted({r.data.tags.get(HASH_TAG, "") for r in done} - {""}))
+    record = SweepRecord(
+        uri, experiment, experiment_id, parent, study, total, time.time(), str(progress), finished
+    )
+    record.save(record_path)
+    return record
+
+
+def failed_children(record: SweepRecord) -> list[tuple[str, str]]:
+    """The (overrides, error) of every FAILED child of the sweep's parent run."""
+    client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
+    runs = _search_all(
+        client,
+        record.experiment_id,
+        f"tags.`{PARENT_TAG}` = '{record.parent_run_id}' and attributes.status = 'FAILED'",
+    )
+    return sorted(
+        (r.data.tags.get(OVERRIDES_TAG, r.info.run_id), r.data.tags.get("error", "")) for r in runs
+    )
+
+
+def finish_sweep(record: SweepRecord, status: str) -> None:
+    """Close the parent run with ``status``."""
+    client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
+    tracking.end_run(client, record.parent_run_id, status)
+
+
+def current_sweep() -> SweepRecord | None:
+    """The sweep this process runs a job of, if any (from ``LINCLS_SWEEP``)."""
+    path = os.environ.get(SWEEP_ENV)
+    if not path or not Path(path).is_file():
+        return None
+    return _load_cached(path)
+
+
+_RECORDS: dict[str, SweepRecord] = {}
+
+
+def _load_cached(path: str) -> SweepRecord:
+    if path not in _RECORDS:
+        _RECORDS[path] = SweepRecord.load(path)
+    return _RECORDS[path]
+
+
+def _report_progress(record: SweepRecord, status: str) -> str:
+    """Append this job's outcome to the progress file; the console line for it."""
+    with open(record.progress_file, "a") as handle:  # one short append: atomic across workers
+        handle.write(f"{status}\n")
+    lines = Path(record.progress_file).read_text().split()
+    done, failed = len(lines), lines.count("failed")
+    skipped = lines.count("skipped")
+    elapsed = time.time() - record.started
+    eta = elapsed / done * max(record.total - done, 0) if done else float("nan")
+    return (
+        f"[lincls] {done}/{record.total} done, {failed} failed, {skipped} skipped, "
+        f"{elapsed:.0f} s elapsed, ETA {eta:.0f} s"
+    )
+
+
+# Set in the workers of the lincls launcher's process pool: a job measures its run and returns
+# it, and the launching process writes it (one writer: SQLite serialises writers).
+DEFERRED = False
+
+
+def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRecord) -> dict:
+    """One job of a sweep: skip, or run as a child of the parent; never raises on a bad config.
+
+    Returns ``{"status": "finished" | "failed" | "skipped", "run_id": ..., "error": ...}``, and
+    with ``DEFERRED`` the run to write as ``"payload"`` (run id None until it is written).
+    """
+    from lincls.runner import config_hash, execute, execute_deferred
+
+    line = " ".join(overrides)
+    outcome: dict[str, Any] = {"status": "finished", "run_id": None, "error": None}
+    skip = bool((config.get("tracking") or {}).get("skip_finished", False))
+    tags = {
+        PARENT_TAG: record.parent_run_id,
+        ROLE_TAG: "run",
+        STUDY_TAG: record.study,
+        OVERRIDES_TAG: line[: tracking.PARAM_VALUE_LIMIT],
+    }
+    if skip and config_hash(config) in record.finished:
+        outcome["status"] = "skipped"
+    elif DEFERRED:
+        payload = execute_deferred(config, tags)
+        outcome.update(payload=payload, error=payload["error"])
+        outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"
+        return outcome  # the launching process writes it and reports progress
+    else:
+        client, experiment_id = tracking.open_experiment(record.tracking_uri, record.experiment)
+        try:
+            outcome["run_id"] = execute(config, extra_tags=tags).run_id
+        except Exception as exc:  # isolate the failure: the sweep goes on
+            outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, LinclsInputError):  # found before a run existed: record it
+                outcome["run_id"] = _failed_run(client, experiment_id, config, tags, exc)
+    if not DEFERRED:  # in a pool, the launching process counts the job when it has it
+        report_progress(record, outcome, line)
+    return outcome
+
+
+def report_progress(record: SweepRecord, outcome: Mapping[str, Any], line: str) -> None:
+    """Count a finished job in the sweep's progress file and print the console line."""
+    print(_report_progress(record, outcome["status"]), file=sys.stderr, flush=True)
+    if outcome["status"] == "failed":
+        print(f"[lincls] failed: {line}: {outcome['error']}", file=sys.stderr, flush=True)
+
+
+def write_deferred(record: SweepRecord, outcome: dict[str, Any]) -> None:
+    """In the launching process: write a run a pool worker measured (``DEFERRED``)."""
+    payload = outcome.pop("payload", None)
+    if payload is None:
+        return
+    client, experiment_id = tracking.open_experiment(record.tracking_uri, record.experiment)
+    outcome["run_id"] = tracking.write_payload(client, experiment_id, payload)
+
+
+def _failed_run(client, experiment_id: str, config, tags: dict, error: Exception) -> str:
+    """A FAILED run for a config refused before it ran: its params and the error."""
+    from lincls.runner import config_hash
+
+    run_tags = {**tags, HASH_TAG: config_hash(config), **process_tags()}
+    for key in ("learner", "dataset"):
+        section = config.get(key) or {}
+        run_tags[key] = str(section.get("name"))
+    run_id = tracking.start_run(client, experiment_id, tags.get(OVERRIDES_TAG), run_tags)
+    tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})
+    tracking.fail_run(client, run_id, error)
+    return run_id
