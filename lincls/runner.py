@@ -484,7 +484,12 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
         )
         tracking.end_run(client, run_id, "FINISHED")
     except BaseException as exc:
+        try:  # a failed run still says what it ran: its config as params
+            tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})
+        except Exception:  # the params were written already (the failure came after)
+            pass
         tracking.fail_run(client, run_id, exc)
+        exc.lincls_run_id = run_id  # the caller can tell the run exists (and is FAILED)
         raise
     outcome.run_id = run_id
     outcome.tags.update(tags)

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from lincls import tracking
-from lincls.errors import LinclsInputError
 
 SWEEP_ENV = "LINCLS_SWEEP"
 ADHOC_STUDY = "adhoc"
@@ -247,7 +246,8 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
             outcome["run_id"] = execute(config, extra_tags=tags).run_id
         except Exception as exc:  # isolate the failure: the sweep goes on
             outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-            if isinstance(exc, LinclsInputError):  # found before a run existed: record it
+            outcome["run_id"] = getattr(exc, "lincls_run_id", None)
+            if outcome["run_id"] is None:  # refused before its run existed: record it
                 outcome["run_id"] = _failed_run(client, experiment_id, config, tags, exc)
     if not DEFERRED:  # in a pool, the launching process counts the job when it has it
         report_progress(record, outcome, line)

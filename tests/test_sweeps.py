@@ -1,0 +1,196 @@
+"""Sweeps end to end: the parent run, launchers, failure isolation, resume after kill -9,
+progress, and a real ``mlflow server`` — all through the real CLI into real stores."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli, runs_of
+
+SMALL = ["dataset.n=200", "dataset.d=5", "dataset.n_test=50", "certificates.svm=false"]
+GRID = ["learner.lr=0.5,1,2", "dataset.margin=0.1,0.2", "seed=0,1"]  # 12 configs
+
+
+def _split(runs):
+    parents = [r for r in runs if r.data.tags.get("lincls.role") == "sweep"]
+    children = [r for r in runs if r.data.tags.get("lincls.role") == "run"]
+    return parents, children
+
+
+def _configs(children) -> Counter:
+    return Counter(
+        (r.data.params["learner.lr"], r.data.params["dataset.margin"], r.data.params["seed"])
+        for r in children
+    )
+
+
+LAUNCHERS = {
+    "lincls": [],
+    "lincls pool": ["hydra.launcher.n_jobs=2"],
+    "basic": ["hydra/launcher=basic"],
+    "joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"],
+    "submitit_local": ["hydra/launcher=submitit_local"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", list(LAUNCHERS))
+def test_a_12_config_sweep_has_one_parent_and_12_finished_children(launcher, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(
+        ["-m", *GRID, *SMALL, *LAUNCHERS[launcher], f"tracking.uri={uri}",
+         f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    parents, children = _split(runs_of(uri))
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert parents[0].data.tags["lincls.jobs"] == "12"
+    assert len(children) == 12 and {r.info.status for r in children} == {"FINISHED"}
+    assert set(_configs(children).values()) == {1}
+    assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parents[0].info.run_id}
+    assert len({r.data.tags["lincls.config_hash"] for r in children}) == 12
+    if launcher != "submitit_local":  # submitit keeps its jobs' output in its own log files
+        assert "[lincls] 12/12 done, 0 failed" in done.stderr
+        assert "ETA" in done.stderr
+
+
+FAILING = ["learner=voted_perceptron", "learner.max_vectors=3,100000", "dataset.margin=0.1,2"]
+
+
+@pytest.mark.parametrize("launcher", ["lincls", "lincls pool", "joblib"])
+def test_failed_configs_are_failed_runs_the_rest_finish_and_the_sweep_exits_nonzero(
+    launcher, tmp_path
+):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(
+        ["-m", *FAILING, "seed=0,1", *SMALL, *LAUNCHERS[launcher], f"tracking.uri={uri}",
+         f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    parents, children = _split(runs_of(uri))
+    assert len(parents) == 1 and parents[0].info.status == "FAILED"
+    assert len(children) == 8
+    keys = ("learner.max_vectors", "dataset.margin", "seed")
+    status = {
+        tuple(r.data.params[k] for k in keys): (r.info.status, r.data.tags.get("error", ""))
+        for r in children
+    }
+    for (cap, margin, _), (state, error) in status.items():
+        if margin == "2.0":  # refused before the fit: margin > radius
+            assert state == "FAILED" and "dataset.margin: must be ≤ radius" in error
+        elif cap == "3":  # fails inside the fit, after its run started
+            assert state == "FAILED" and "max_vectors" in error
+        else:
+            assert state == "FINISHED" and error == ""
+    assert "6 of 8 configs failed" in done.stderr
+    listed = [
+        line for line in done.stderr.splitlines() if line.startswith("  learner=voted_perceptron ")
+    ]
+    assert len(listed) == 6
+
+
+def _progress(sweep_dir: Path) -> int:
+    path = sweep_dir / ".lincls" / "progress.log"
+    return len(path.read_text().split()) if path.exists() else 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", ["lincls", "lincls pool"])
+def test_a_sweep_killed_with_kill_9_completes_on_a_rerun(launcher, tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    args = [
+        "-m", "seed=range(0,24)", *SMALL, *LAUNCHERS[launcher], "tracking.skip_finished=true",
+        f"tracking.uri={uri}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "experiments.run", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group, workers included
+    )
+    deadline = time.time() + 120
+    while _progress(tmp_path / "sweep") < 6 and time.time() < deadline:
+        time.sleep(0.05)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    killed_after = _progress(tmp_path / "sweep")
+    assert 6 <= killed_after < 24, "the sweep should be killed mid-way"
+
+    again = run_cli(args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    runs = runs_of(uri)
+    parents, children = _split(runs)
+    assert [r.info.status for r in runs if r.info.status == "RUNNING"] == []
+    assert sorted(r.info.status for r in parents) == ["FINISHED", "KILLED"]
+    finished = Counter(r.data.params["seed"] for r in children if r.info.status == "FINISHED")
+    assert finished == Counter(str(s) for s in range(24))  # every config FINISHED exactly once
+    (killed,) = [r for r in parents if r.info.status == "KILLED"]
+    before = [r for r in children if r.data.tags["mlflow.parentRunId"] == killed.info.run_id]
+    kept = sum(r.info.status == "FINISHED" for r in before)
+    assert kept >= 6 and {r.info.status for r in before} <= {"FINISHED", "KILLED"}
+    assert f"[lincls] 24/24 done, 0 failed, {kept} skipped" in again.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_a_sweep_against_a_real_mlflow_server(tmp_path):
+    port = _free_port()
+    mlflow = Path(sys.executable).with_name("mlflow")
+    server = subprocess.Popen(
+        [str(mlflow), "server", "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}",
+         "--default-artifact-root", str(tmp_path / "artifacts"), "--host", "127.0.0.1",
+         "--port", str(port), "--workers", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    uri = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{uri}/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.5)
+        done = run_cli(
+            ["-m", "seed=0,1", "learner.lr=1,2", *SMALL, f"tracking.uri={uri}",
+             f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        parents, children = _split(runs_of(uri))
+        assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+        assert len(children) == 4 and {r.info.status for r in children} == {"FINISHED"}
+        assert all("mistakes" in r.data.metrics for r in children)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    assert server.poll() is not None
