@@ -35,13 +35,19 @@ class LinclsSweeperConf:
     _target_: str = "hydra_plugins.lincls_sweeps.sweeper.LinclsSweeper"
     # key → comma-separated values, swept like command-line overrides (a study's grid)
     params: dict[str, str] | None = field(default=None)
+    # several such grids: the sweep is their union (e.g. one grid per dataset family, whose
+    # keys differ); each is crossed with ``params`` and the command line
+    grids: list[dict[str, str]] | None = field(default=None)
 
 
 class LinclsSweeper(Sweeper):
     """A grid sweep inside one parent MLflow run (module docstring)."""
 
-    def __init__(self, params: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, params: dict[str, str] | None = None, grids: list[dict[str, str]] | None = None
+    ) -> None:
         self.params = dict(params or {})
+        self.grids = [dict(g) for g in grids or []]
         self.config: DictConfig | None = None
         self.hydra_context: HydraContext | None = None
         self.launcher = None
@@ -56,15 +62,22 @@ class LinclsSweeper(Sweeper):
         )
 
     def jobs(self, arguments: list[str]) -> list[list[str]]:
-        """Every job's override list: the grid of the study's params and the command line."""
+        """Every job's override list: the study's grids crossed with the command line.
+
+        A key given on the command line replaces the study's values for it.
+        """
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         given = parser.parse_overrides(arguments)
         on_command_line = {o.get_key_element() for o in given}
-        params = parser.parse_overrides(
-            [f"{k}={v}" for k, v in self.params.items()]
-        )  # a key given on the command line replaces the study's values
-        params = [o for o in params if o.get_key_element() not in on_command_line]
-        return BasicSweeper.split_arguments(params + given, None)[0]
+        jobs: list[list[str]] = []
+        for grid in self.grids or [{}]:
+            merged = {**self.params, **grid}
+            params = parser.parse_overrides([f"{k}={v}" for k, v in merged.items()])
+            params = [o for o in params if o.get_key_element() not in on_command_line]
+            for job in BasicSweeper.split_arguments(params + given, None)[0]:
+                if job not in jobs:
+                    jobs.append(job)
+        return jobs
 
     def _validate(self, jobs: list[list[str]]) -> None:
         """Compose one job per distinct choice of config groups (fails fast on a bad name)."""

@@ -1,0 +1,74 @@
+"""Every named study in conf/experiment/ expands to a grid whose every config is valid."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CONF
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.types import HydraContext
+from omegaconf import OmegaConf, open_dict
+
+from hydra_plugins.lincls_sweeps.launcher import JobComposer
+from hydra_plugins.lincls_sweeps.sweeper import LinclsSweeper
+from lincls import runner
+
+STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
+EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible change
+    "bound_verification": 2 * (3 * 4 * 2 * 2 + 3 * 2),
+    "margin_sweep": 6 * 2 * 3,
+    "radius_sweep": 5 * 2 * 3,
+    "lr_sweep": 3 * (2 * 4 + 4 * 3 + 2 * 4),
+    "passes_sweep": 3 * 2 * 5 * 2,
+    "noisy": 3 * 4 * 3 * 2,
+    "real_data": 3 * 2 * (1 + 3 * 2),
+    "multiclass": 2 * 2 * (2 * 3 + 1),
+}
+
+
+def study_jobs(study: str) -> tuple[list[list[str]], JobComposer]:
+    """The job override lists of a study, and a composer of their configs."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        hydra = GlobalHydra.instance().hydra
+        master = hydra.compose_config(
+            "config", [f"experiment={study}"], run_mode=_multirun(), with_log_configuration=False
+        )
+        sweep = master.hydra.sweeper
+        sweeper = LinclsSweeper(
+            params=OmegaConf.to_container(sweep.params) if sweep.params else None,
+            grids=OmegaConf.to_container(sweep.grids) if sweep.grids else None,
+        )
+        sweeper.hydra_context = HydraContext(config_loader=hydra.config_loader, callbacks=None)
+        sweeper.config = master
+        jobs = sweeper.jobs([f"experiment={study}"])
+        return jobs, JobComposer(hydra.config_loader, master)
+
+
+def _multirun():
+    from hydra.types import RunMode
+
+    return RunMode.MULTIRUN
+
+
+def test_every_study_is_listed():
+    assert set(STUDIES) == set(EXPECTED_JOBS)
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_a_study_expands_to_its_grid_of_valid_configs(study, tmp_path):
+    jobs, composer = study_jobs(study)
+    assert len(jobs) == EXPECTED_JOBS[study]
+    assert len({tuple(sorted(j)) for j in jobs}) == len(jobs)  # each config once
+    hashes = set()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        for k, job in enumerate(jobs):
+            cfg = composer.compose(job, k)
+            with open_dict(cfg):
+                del cfg["hydra"]
+            config = OmegaConf.to_container(cfg, resolve=True)
+            assert config["study"] == study
+            assert config["tracking"]["skip_finished"] is True
+            runner.prepare(config)  # every value in range, the data builds, the learner fits it
+            hashes.add(runner.config_hash(config))
+    assert len(hashes) == len(jobs)
