@@ -1,0 +1,115 @@
+"""Sweeps: runs per second of a whole multirun, against the floor of its MLflow calls alone.
+
+A sweep of ``N`` configs (4 learners × N/4 seeds; n = 1000, d = 20, ≤ 10 passes, every bound
+on the generator's certificate, the full logging; no SVM certificate, whose cost — once per
+dataset — the bounds section measures) runs through the real CLI into a fresh SQLite store with the
+lincls launcher in one process and with a pool of 2 workers, and (for comparison, on fewer
+configs) Hydra's joblib launcher. A sweep's time is its parent run's, from its creation before
+the first job to its close after the last, so Python's start-up is not counted. The floor
+replays the same runs — each child's params, metrics and curves — into another fresh store with
+only the MLflow calls a run needs (create, one batched log, end): what no harness can beat.
+ratio = floor's seconds a run / ours (≥ 0.5 is the target for one worker); for two workers the
+ratio is against one worker (target ≥ 1.5).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from experiments.bench import Row
+
+LEARNERS = "perceptron,averaged_perceptron,passive_aggressive,margin_perceptron"
+
+
+def _sweep(store: Path, configs: int, launcher: list[str]) -> tuple[float, list]:
+    """Run a sweep of ``configs`` runs; (seconds from parent start to end, its children)."""
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{store / 'mlflow.db'}"
+    seeds = max(configs // 4, 1)
+    args = [
+        sys.executable, "-m", "experiments.run", "-m", f"learner={LEARNERS}",
+        f"seed=range(0,{seeds})", "dataset.n=1000", "dataset.d=20", "passes=10",
+        "certificates.svm=false",
+        f"tracking.uri={uri}", f"certificates.cache_dir={store / 'certificates'}",
+        f"hydra.sweep.dir={store / 'sweep'}", *launcher,
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(args, cwd=store, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("lincls")
+    runs = client.search_runs([experiment.experiment_id], max_results=50000)
+    (parent,) = [r for r in runs if r.data.tags.get("lincls.role") == "sweep"]
+    children = [r for r in runs if r.data.tags.get("lincls.role") == "run"]
+    seconds = (parent.info.end_time - parent.info.start_time) / 1e3
+    return seconds, children
+
+
+def _floor(store: Path, children: list, source) -> float:
+    """Seconds to write the same runs (read from client ``source``) with only the run's calls."""
+    from lincls import tracking
+
+    uri = f"sqlite:///{store / 'floor.db'}"
+    client, experiment_id = tracking.open_experiment(uri, "floor")
+    payloads = []
+    for run in children:
+        curves = {
+            key: [(m.step, m.value) for m in source.get_metric_history(run.info.run_id, key)]
+            for key in CURVES
+        }
+        payloads.append((run.data.params, run.data.metrics, curves, run.data.tags))
+    start = time.perf_counter()
+    for params, metrics, curves, tags in payloads:
+        run_id = tracking.start_run(client, experiment_id, tags.get("mlflow.runName"), tags)
+        tracking.write_run(client, run_id, params, metrics, curves, {})
+        tracking.end_run(client, run_id, "FINISHED")
+    return time.perf_counter() - start
+
+
+CURVES = ("mistakes_per_pass", "cumulative_mistakes")
+
+
+def run(quick: bool = False) -> list[Row]:
+    """The sweep section: one worker, two workers, Hydra's joblib launcher, the floor."""
+    from mlflow.tracking import MlflowClient
+
+    configs = 40 if quick else 1000
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        results = {}
+        for name, launcher, count in (
+            ("lincls launcher, 1 worker", [], configs),
+            ("lincls launcher, 2 workers", ["hydra.launcher.n_jobs=2"], configs),
+            ("Hydra joblib launcher, 2 workers", ["hydra/launcher=joblib",
+                                                  "hydra.launcher.n_jobs=2"], configs // 5),
+        ):  # fmt: skip
+            store = root / name.replace(" ", "_").replace(",", "")
+            store.mkdir()
+            seconds, children = _sweep(store, count, launcher)
+            finished = sum(r.info.status == "FINISHED" for r in children)
+            results[name] = (seconds / len(children), len(children), finished, store, children)
+        one, count, finished, store, children = results["lincls launcher, 1 worker"]
+        source = MlflowClient(tracking_uri=f"sqlite:///{store / 'mlflow.db'}")
+        floor = _floor(store, children, source) / len(children)
+        for name, (per_run, count, finished, _, _) in results.items():
+            lost = count - finished
+            note = f"{count} configs, {finished} FINISHED, {lost} lost; {1 / per_run:.1f} runs/s"
+            if name == "lincls launcher, 2 workers":
+                rows.append(
+                    Row("sweep", f"a run, {name}", per_run, one, "1 worker", 1.5, floor, note)
+                )
+            else:
+                target = 0.5 if name == "lincls launcher, 1 worker" else None
+                rows.append(
+                    Row("sweep", f"a run, {name}", per_run, floor, "floor (MLflow calls only)",
+                        target, floor, note)
+                )  # fmt: skip
+    return rows
