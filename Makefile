@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## run: the default study, logged to results/mlflow.db
+## run: a small bound_verification study on 2 workers, logged to results/mlflow.db, then its report
 run: $(STAMP)
-	$(PY) -m experiments.run
+	$(PY) -m experiments.run -m experiment=bound_verification hydra.launcher.n_jobs=2
+	$(PY) -m experiments.report bound_verification
+	@echo "Open the MLflow UI with: make ui   (then http://$(HOST):$(PORT))"
 
 ## test: lint, format check and the whole suite
 test: $(STAMP) lint
@@ -38,6 +40,13 @@ bench: $(STAMP)
 ui: $(STAMP)
 	mkdir -p results
 	$(VENV)/bin/mlflow ui --backend-store-uri $(STORE) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
+
+## server: an MLflow tracking server on $(HOST):$(PORT) with one worker, over the local SQLite
+## store or DB=postgresql://user:pass@host/db; point runs at it with tracking.uri=http://$(HOST):$(PORT)
+DB ?= $(STORE)
+server: $(STAMP)
+	mkdir -p results
+	$(VENV)/bin/mlflow server --backend-store-uri $(DB) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis outputs multirun
