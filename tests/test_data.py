@@ -103,6 +103,35 @@ def test_csv_loader_names_file_line_and_column(tmp_path):
         load_csv(path, label_column="y")
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("a,b,label\n1,2,1\n3,4,\n5,6,0\n", 3),  # an empty label cell
+        ("a,b,label\n1,2,1\n3,4,  \n5,6,0\n", 3),  # blanks only
+        ("a,b,label\n1,2\n3,4,1\n5,6,0\n", 2),  # a short row
+    ],
+)
+def test_csv_row_without_a_label_names_file_and_line(tmp_path, text, line):
+    # Not a class of its own: with labels {1, ""} a binary learner would train on it silently.
+    path = tmp_path / "unlabelled.csv"
+    path.write_text(text)
+    with pytest.raises(LinclsInputError) as info:
+        load_csv(path)
+    assert str(info.value) == f"path: {path} line {line}, column 'label': the label is missing"
+
+
+def test_csv_empty_file_or_header_only_is_one_line_error(tmp_path):
+    empty, header = tmp_path / "empty.csv", tmp_path / "header.csv"
+    empty.write_text("")
+    header.write_text("a,b,label\n")
+    with pytest.raises(LinclsInputError) as info:
+        load_csv(empty)
+    assert str(info.value).startswith(f"path: {empty}: not a readable CSV")
+    with pytest.raises(LinclsInputError) as info:
+        load_csv(header)
+    assert str(info.value) == f"path: {header}: has a header but no rows"
+
+
 # --- noisy, plane, scikit-learn sets, svmlight -------------------------------------------------
 
 
