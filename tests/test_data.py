@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lincls.data import (
+    Dataset,
     load_csv,
     load_sklearn_set,
     load_svmlight,
@@ -18,6 +19,7 @@ from lincls.data import (
     make_separable,
 )
 from lincls.errors import LinclsInputError
+from lincls.geometry import certify
 
 
 @settings(max_examples=200, deadline=None)
@@ -60,6 +62,27 @@ def test_orthonormal_geometry():
     data = make_orthonormal(d=10, radius=2.0)
     assert np.array_equal(data.X, 2.0 * np.eye(10))
     assert data.margin == pytest.approx(2.0 / np.sqrt(10), rel=1e-14)
+
+
+def test_certificate_is_measured_on_the_data_not_copied():
+    data = make_separable(100, 4, 0.2, 2.0, offset=0.5, seed=1, n_test=0)
+    y = np.where(data.y > 0, 1.0, -1.0)
+    # a separator of any scale: (3u, 3b) is normalized to the unit u and the same b
+    cert = certify(data.X, y, 3 * data.u, 3 * data.b, "generator")
+    assert np.linalg.norm(cert.u) == pytest.approx(1.0, rel=1e-15)
+    assert cert.b == pytest.approx(0.5, rel=1e-15)
+    assert cert.margin == pytest.approx(0.2, rel=1e-12)
+    assert cert.radius == pytest.approx(2.0, rel=1e-12)
+    # move example 5 to margin 0.05 along u: the certificate and the record report 0.05,
+    # not the 0.2 the generator was asked for
+    X = data.X.copy()
+    X[5] -= (cert.margins[5] - 0.05) * y[5] * data.u
+    moved = certify(X, y, data.u, data.b, "generator")
+    assert moved.margin == pytest.approx(0.05, rel=1e-12) and moved.margins.argmin() == 5
+    record = Dataset.certified(name="moved", X=X, y=y, X_test=X[:0], y_test=y[:0], u=data.u,
+                               b=data.b, params={})  # fmt: skip
+    assert record.margin == pytest.approx(0.05, rel=1e-12)
+    assert record.radius == pytest.approx(np.linalg.norm(X, axis=1).max(), rel=1e-15)
 
 
 @pytest.mark.parametrize(
