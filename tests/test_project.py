@@ -106,3 +106,15 @@ def test_results_are_ignored_apart_from_their_readme():
     assert ignored("results/bench.md") and ignored("results/hydra/runs/a/b.yaml")
     assert not ignored("results/README.md")
     assert (ROOT / "results" / "README.md").is_file()
+
+
+def readme_bullet(title: str) -> set[str]:
+    """The plain names in backticks of the README's bullet ``- **<title>**``."""
+    text = (ROOT / "README.md").read_text()
+    bullet = text.split(f"- **{title}**", 1)[1].split("\n- ", 1)[0]
+    return set(re.findall(r"`([a-z_0-9]+)`", bullet))
+
+
+@pytest.mark.parametrize(("title", "group"), [("Data.", "dataset"), ("Learners", "learner")])
+def test_readme_lists_every_config_option(title, group):
+    assert readme_bullet(title) == {path.stem for path in (ROOT / "conf" / group).glob("*.yaml")}
