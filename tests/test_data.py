@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lincls.data import (
+    Dataset,
     load_csv,
     load_sklearn_set,
     load_svmlight,
@@ -18,6 +19,7 @@ from lincls.data import (
     make_separable,
 )
 from lincls.errors import LinclsInputError
+from lincls.geometry import certify
 
 
 @settings(max_examples=200, deadline=None)
@@ -62,6 +64,27 @@ def test_orthonormal_geometry():
     assert data.margin == pytest.approx(2.0 / np.sqrt(10), rel=1e-14)
 
 
+def test_certificate_is_measured_on_the_data_not_copied():
+    data = make_separable(100, 4, 0.2, 2.0, offset=0.5, seed=1, n_test=0)
+    y = np.where(data.y > 0, 1.0, -1.0)
+    # a separator of any scale: (3u, 3b) is normalized to the unit u and the same b
+    cert = certify(data.X, y, 3 * data.u, 3 * data.b, "generator")
+    assert np.linalg.norm(cert.u) == pytest.approx(1.0, rel=1e-15)
+    assert cert.b == pytest.approx(0.5, rel=1e-15)
+    assert cert.margin == pytest.approx(0.2, rel=1e-12)
+    assert cert.radius == pytest.approx(2.0, rel=1e-12)
+    # move example 5 to margin 0.05 along u: the certificate and the record report 0.05,
+    # not the 0.2 the generator was asked for
+    X = data.X.copy()
+    X[5] -= (cert.margins[5] - 0.05) * y[5] * data.u
+    moved = certify(X, y, data.u, data.b, "generator")
+    assert moved.margin == pytest.approx(0.05, rel=1e-12) and moved.margins.argmin() == 5
+    record = Dataset.certified(name="moved", X=X, y=y, X_test=X[:0], y_test=y[:0], u=data.u,
+                               b=data.b, params={})  # fmt: skip
+    assert record.margin == pytest.approx(0.05, rel=1e-12)
+    assert record.radius == pytest.approx(np.linalg.norm(X, axis=1).max(), rel=1e-15)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -101,6 +124,35 @@ def test_csv_loader_names_file_line_and_column(tmp_path):
         load_csv(tmp_path / "missing.csv")
     with pytest.raises(LinclsInputError, match="label_column: 'y' is not a column"):
         load_csv(path, label_column="y")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("a,b,label\n1,2,1\n3,4,\n5,6,0\n", 3),  # an empty label cell
+        ("a,b,label\n1,2,1\n3,4,  \n5,6,0\n", 3),  # blanks only
+        ("a,b,label\n1,2\n3,4,1\n5,6,0\n", 2),  # a short row
+    ],
+)
+def test_csv_row_without_a_label_names_file_and_line(tmp_path, text, line):
+    # Not a class of its own: with labels {1, ""} a binary learner would train on it silently.
+    path = tmp_path / "unlabelled.csv"
+    path.write_text(text)
+    with pytest.raises(LinclsInputError) as info:
+        load_csv(path)
+    assert str(info.value) == f"path: {path} line {line}, column 'label': the label is missing"
+
+
+def test_csv_empty_file_or_header_only_is_one_line_error(tmp_path):
+    empty, header = tmp_path / "empty.csv", tmp_path / "header.csv"
+    empty.write_text("")
+    header.write_text("a,b,label\n")
+    with pytest.raises(LinclsInputError) as info:
+        load_csv(empty)
+    assert str(info.value).startswith(f"path: {empty}: not a readable CSV")
+    with pytest.raises(LinclsInputError) as info:
+        load_csv(header)
+    assert str(info.value) == f"path: {header}: has a header but no rows"
 
 
 # --- noisy, plane, scikit-learn sets, svmlight -------------------------------------------------

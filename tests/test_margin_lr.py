@@ -232,3 +232,19 @@ def test_same_seed_same_bits():
         for _ in range(2)
     ]
     assert runs[0].coef_.tobytes() == runs[1].coef_.tobytes()
+
+
+def test_an_lr_sweep_shows_the_perceptrons_mistakes_for_a_constant_rate_only():
+    # Seed 002's rule from w = 0: a constant α only scales the weights (by 2α), so every α of a
+    # sweep makes the perceptron's mistakes; α₀/t changes the run.
+    common = ["dataset.n=400", "dataset.d=10", "dataset.margin=0.02", "certificates.svm=false"]
+    perceptron = measure(compose_config(common)).metrics
+    assert perceptron["mistakes"] > 50
+    for lr in (0.1, 1, 10):
+        rate = ["learner=learning_rate_perceptron", f"learner.lr={lr}"]
+        constant = measure(compose_config([*common, *rate])).metrics
+        assert constant["mistakes"] == perceptron["mistakes"]
+        assert constant["passes_run"] == perceptron["passes_run"]
+        inverse = measure(compose_config([*common, *rate, "learner.schedule=inverse"])).metrics
+        assert inverse["mistakes"] != perceptron["mistakes"]
+        assert "bound.novikoff_bias" not in inverse  # no theorem covers a decaying rate

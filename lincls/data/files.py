@@ -45,6 +45,14 @@ def load_csv(
         )
     if frame.shape[0] == 0:
         raise LinclsInputError(field, f"{path}: has a header but no rows")
+    # A short row or an empty cell would otherwise become a label of its own ("" or NaN).
+    labels = frame[label_column]
+    unlabelled = labels.isna().to_numpy() | (labels.fillna("").str.strip() == "").to_numpy()
+    if unlabelled.any():
+        row = int(np.flatnonzero(unlabelled)[0])
+        raise LinclsInputError(
+            field, f"{path} line {row + 2}, column {label_column!r}: the label is missing"
+        )
     features = [c for c in frame.columns if c != label_column]
     X = np.empty((frame.shape[0], len(features)), dtype=np.float64)
     for j, column in enumerate(features):

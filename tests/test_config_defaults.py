@@ -1,0 +1,96 @@
+"""Every option of conf/ runs with its own defaults: a learner's YAML values become the estimator's
+parameters, a dataset's YAML values give data of the stated shape, and each run keeps its bounds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import yaml
+from conftest import CONF, compose_config
+
+from lincls import runner
+
+# the dataset each learner is run on (binary learners: the default, separable)
+PARTNER = {
+    "winnow": "disjunction",
+    "balanced_winnow": "disjunction",
+    "multiclass_perceptron": "multiclass",
+    "mira": "multiclass",
+}
+SMALL = {
+    "separable": ["dataset.n=200", "dataset.n_test=50"],
+    "disjunction": ["dataset.n=200", "dataset.n_test=50"],
+    "multiclass": ["dataset.n=200", "dataset.n_test=50"],
+}
+
+
+def yaml_values(group: str, option: str) -> dict:
+    values = yaml.safe_load((CONF / group / f"{option}.yaml").read_text())
+    return {k: v for k, v in values.items() if k != "defaults"}
+
+
+@pytest.mark.parametrize("option", sorted(path.stem for path in (CONF / "learner").glob("*.yaml")))
+def test_every_learner_option_runs_with_its_defaults(option):
+    dataset = PARTNER.get(option, "separable")
+    config = compose_config(
+        [f"learner={option}", f"dataset={dataset}", *SMALL[dataset], "certificates.svm=false"]
+    )
+    outcome = runner.measure(config)
+    params = outcome.learner.get_params()
+    for key, value in yaml_values("learner", option).items():
+        assert params[key] == value, (key, params[key], value)
+    assert params["max_passes"] == config["passes"] == 10
+    assert params["random_state"] == config["seed"] == 0
+    m, tags = outcome.metrics, outcome.tags
+    assert 1 <= m["passes_run"] <= 10 and m["mistakes"] >= 1
+    assert tags["bound_violated"] == "false"
+    if option != "balanced_winnow":  # no theorem covers Balanced Winnow
+        assert m["mistakes"] <= m["bound.tightest"], tags["bound.tightest"]
+
+
+def _files(tmp_path) -> dict[str, list[str]]:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] - X[:, 2] > 0, 1, 0)
+    csv = tmp_path / "d.csv"
+    csv.write_text(
+        "a,b,c,label\n" + "".join(f"{a},{b},{c},{t}\n" for (a, b, c), t in zip(X, y, strict=True))
+    )
+    svm = tmp_path / "d.svm"
+    svm.write_text(
+        "".join(f"{2 * t - 1} 1:{a} 2:{b} 3:{c}\n" for (a, b, c), t in zip(X, y, strict=True))
+    )
+    return {"csv": [f"dataset.path={csv}"], "svmlight": [f"dataset.path={svm}"]}
+
+
+# (training rows, features) of each dataset option with its YAML defaults
+SHAPES = {
+    "separable": (1000, 20),
+    "noisy": (1000, 20),
+    "orthonormal": (50, 50),
+    "plane": (200, 2),
+    "disjunction": (1000, 100),
+    "multiclass": (1000, 20),
+    "breast_cancer": (427, 30),  # 569 rows, a quarter held out
+    "digits": (270, 64),  # the 360 zeros and ones
+    "iris": (75, 4),  # classes 0 and 1: 100 rows
+    "wine": (98, 13),  # classes 0 and 1: 130 rows
+    "csv": (30, 3),  # the 40-row file below
+    "svmlight": (30, 3),
+}
+
+
+@pytest.mark.parametrize("option", sorted(path.stem for path in (CONF / "dataset").glob("*.yaml")))
+def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
+    learner = "multiclass_perceptron" if option == "multiclass" else "perceptron"
+    overrides = [f"dataset={option}", f"learner={learner}", "certificates.svm=false"]
+    config = compose_config([*overrides, *_files(tmp_path).get(option, [])])
+    learner_obj, dataset = runner.prepare(config)
+    assert dataset.X.shape == SHAPES[option]
+    assert dataset.X_test.shape[1] == SHAPES[option][1]
+    outcome = runner.fit_and_evaluate(learner_obj, dataset)
+    assert outcome.tags["dataset.fingerprint"] == dataset.fingerprint
+    assert outcome.tags["bound_violated"] == "false"
+    X = dataset.X.toarray() if sp.issparse(dataset.X) else dataset.X
+    assert outcome.metrics["radius"] == pytest.approx(np.linalg.norm(X, axis=1).max(), rel=1e-12)

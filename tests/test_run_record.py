@@ -1,0 +1,95 @@
+"""What a run records: one batched write, each certificate's γ, R and D, the voted perceptron's
+test-error bound beside (never among) the mistake bounds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import compose_config, runs_of
+from mlflow.tracking import MlflowClient
+
+from lincls import bounds, runner
+from lincls.geometry import certify, hinge_deficit
+
+WRITES = ("log_batch", "log_metric", "log_param", "log_dict", "log_text", "set_tag")
+
+
+def test_a_run_is_written_with_one_batched_call(store, monkeypatch):
+    calls: dict[str, int] = dict.fromkeys(WRITES, 0)
+    for name in WRITES:
+        real = getattr(MlflowClient, name)
+
+        def counted(self, *args, _name=name, _real=real, **kwargs):
+            calls[_name] += 1
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(MlflowClient, name, counted)
+    config = compose_config(
+        ["dataset.n=300", "dataset.d=5", "passes=20", "certificates.svm=false",
+         f"tracking.uri={store}"]
+    )  # fmt: skip
+    outcome = runner.execute(config)
+    assert calls == {**dict.fromkeys(WRITES, 0), "log_batch": 1}
+    (run,) = runs_of(store)
+    assert run.info.status == "FINISHED"
+    # everything arrived through that one call: params, metrics, both curves, tags
+    assert set(run.data.metrics) == set(outcome.metrics) | set(outcome.curves)
+    assert run.data.params["learner.lr"] == "1.0" and run.data.params["dataset.n"] == "300"
+    assert run.data.tags["bound_violated"] == outcome.tags["bound_violated"] == "false"
+    client = MlflowClient(tracking_uri=store)
+    for name, curve in outcome.curves.items():
+        history = client.get_metric_history(run.info.run_id, name)
+        assert sorted((p.step, p.value) for p in history) == sorted(curve)
+
+
+def test_certificate_metrics_on_separable_data(tmp_path):
+    config = compose_config(["dataset.n=200", "dataset.d=5", "dataset.offset=0.3",
+                             f"certificates.cache_dir={tmp_path}"])  # fmt: skip
+    m = runner.measure(config).metrics
+    assert m["separable"] == 1.0
+    generator = {key: m[f"certificate.generator.{key}"] for key in
+                 ("margin", "radius", "gamma", "deficit")}  # fmt: skip
+    # the generator's certificate: γ = its margin (0.1 by construction), D = 0, R = 1
+    assert generator["margin"] == m["margin"] == pytest.approx(0.1, rel=1e-12)
+    assert generator["radius"] == m["radius"] == pytest.approx(1.0, rel=1e-12)
+    assert generator["gamma"] == generator["margin"] and generator["deficit"] == 0.0
+    # the maximum-margin SVM: the larger γ, measured on the same data
+    assert m["certificate.svm.margin"] >= generator["margin"]
+    assert m["certificate.svm.gamma"] == m["certificate.svm.margin"]
+    assert m["certificate.svm.radius"] == m["radius"] and m["certificate.svm.deficit"] == 0.0
+
+
+def test_certificate_metrics_on_noisy_data_are_the_deficit_at_the_chosen_gamma(tmp_path):
+    config = compose_config(["dataset=noisy", "dataset.n=300", "dataset.d=5",
+                             f"certificates.cache_dir={tmp_path}"])  # fmt: skip
+    outcome = runner.measure(config)
+    m, data = outcome.metrics, outcome.dataset
+    cert = certify(data.X, np.where(data.y > 0, 1.0, -1.0), data.u, data.b, "generator")
+    _, gamma, _ = bounds.freund_schapire_grid(cert.radius, cert.margins, np.ones(300))
+    assert m["separable"] == 0.0 and m["certificate.generator.margin"] == cert.margin < 0
+    assert m["certificate.generator.gamma"] == gamma
+    assert m["certificate.generator.deficit"] == pytest.approx(
+        hinge_deficit(cert.margins, gamma), rel=1e-12
+    )
+    # the set deficit of the overlap points (1.0 at γ = margin) and the 5% flips add up
+    assert hinge_deficit(cert.margins, 0.1) > 1.0
+
+
+def test_voted_test_error_bound_is_logged_apart_after_one_pass(tmp_path):
+    common = ["learner=voted_perceptron", "dataset.n=300", "dataset.d=5", "dataset.n_test=400",
+              f"certificates.cache_dir={tmp_path}"]  # fmt: skip
+    outcome = runner.measure(compose_config([*common, "passes=1"]))
+    m, tags = outcome.metrics, outcome.tags
+    # Freund & Schapire (1999): E[error] ≤ (2/(m + 1))·((R + D)/γ)², m = 300 training examples
+    bound = m["test_error_bound.voted_fs99"]
+    assert bound == pytest.approx(2 * m["bound.freund_schapire"] / 301, rel=1e-12)
+    assert m["test_error_bound_ratio.voted_fs99"] == pytest.approx(
+        (1 - m["test_accuracy"]) / bound, rel=1e-12
+    )
+    source = tags["bound.freund_schapire.certificate"]
+    assert tags["test_error_bound.voted_fs99.certificate"] == source
+    assert "bound.voted_fs99" not in m and tags["bound.tightest"] != "voted_fs99"
+    # after two passes the theorem does not apply: skipped, with the reason
+    again = runner.measure(compose_config([*common, "passes=2"]))
+    assert not any(key.startswith("test_error_bound") for key in again.metrics)
+    assert "voted_fs99: the theorem covers one pass" in again.tags["bounds.skipped"]
