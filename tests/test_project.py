@@ -65,10 +65,20 @@ SETUP = [
 @pytest.mark.parametrize(
     ("target", "runs"),
     [
-        ("run", [".venv/bin/python -m experiments.run"]),
+        (
+            "run",
+            [
+                ".venv/bin/python -m experiments.run -m experiment=bound_verification",
+                ".venv/bin/python -m experiments.report bound_verification",
+            ],
+        ),
         ("test", [".venv/bin/python -m ruff check .", ".venv/bin/python -m pytest -q -n auto"]),
         ("bench", ["-m experiments.bench"]),
         ("ui", ["mlflow ui --backend-store-uri sqlite:///", "--host 127.0.0.1"]),
+        (
+            "server",
+            ["mlflow server --backend-store-uri sqlite:///", "--host 127.0.0.1", "--workers 1"],
+        ),
     ],
 )
 def test_every_make_target_sets_up_the_venv_first(target, runs):
