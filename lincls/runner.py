@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.linear_model._base import LinearClassifierMixin
 
 import lincls
 from lincls import bounds as bounds_mod
@@ -64,6 +65,7 @@ from lincls.orders import ORDERS, fit_in_order
 from lincls.sweeps import ROLE_TAG, STUDY_TAG, process_tags, study_of
 
 CURVE_POINTS = 200
+WEIGHTS_MAX_FEATURES = 3  # weights of low-dimensional runs are logged, for pictures
 
 LEARNERS: dict[str, type] = {
     "perceptron": Perceptron,
@@ -340,6 +342,7 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     metrics["train_accuracy"] = float(learner.score(dataset.X, dataset.y))
     if dataset.X_test.shape[0]:
         metrics["test_accuracy"] = float(learner.score(dataset.X_test, dataset.y_test))
+    metrics.update(_weight_metrics(learner, dataset))
 
     known = dataset.u is not None or dataset.U is not None
     certificate = certificate_of(dataset, learner) if known else _primary(certs)
@@ -407,6 +410,23 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
         tags["bounds.none"] = "not an online learner: no mistake bound applies"
     tags["dataset.fingerprint"] = dataset.fingerprint
     return RunOutcome(None, metrics, tags, curves, learner, dataset)
+
+
+def _weight_metrics(learner, dataset: Dataset) -> dict[str, float]:
+    """``weights.coef.<j>`` and ``weights.intercept`` of a binary learner scoring w·x + b, d ≤ 3.
+
+    With so few features the weights are a handful of numbers, and with the data rebuilt from the
+    run's params they draw the decision boundary (``experiments.report``).
+    """
+    coef = getattr(learner, "coef_", None)
+    linear = type(learner).decision_function is LinearClassifierMixin.decision_function
+    if coef is None or not linear or dataset.X.shape[1] > WEIGHTS_MAX_FEATURES:
+        return {}
+    if len(learner.classes_) != 2 or np.shape(coef) != (1, dataset.X.shape[1]):
+        return {}
+    weights = {f"weights.coef.{j}": float(w) for j, w in enumerate(np.ravel(coef))}
+    weights["weights.intercept"] = float(np.ravel(learner.intercept_)[0])
+    return weights
 
 
 def _primary(certs: list[Certificate]) -> Certificate | None:
