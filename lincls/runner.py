@@ -416,7 +416,7 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
             converged=float(learner.converged_),
         )
         steps = np.r_[0, tracking.log_spaced_steps(learner.n_iter_, CURVE_POINTS)]
-        curves["log_likelihood"] = [(int(s), float(history[s])) for s in steps]
+        curves["log_likelihood_per_iteration"] = [(int(s), float(history[s])) for s in steps]
     tags["dataset.fingerprint"] = dataset.fingerprint
     return RunOutcome(None, metrics, tags, curves, learner, dataset)
 

@@ -47,7 +47,10 @@ row (0/0) stays at 0.
 
 **L-BFGS** (``scipy.optimize.minimize``, method L-BFGS-B without bounds) minimizes the mean
 negative log-likelihood −L/n, plus ‖W‖²/(2Cn) when ``C`` is given (scikit-learn's
-``LogisticRegression`` objective divided by Cn; the intercepts are not penalized).
+``LogisticRegression`` objective divided by Cn; the intercepts are not penalized). With k ≥ 3
+classes that is ``LogisticRegression(C=C)``'s multinomial model; with two classes scikit-learn
+keeps one row w = w₁ − w₀, and since the optimum here has w₀ = −w₁ the penalty on both rows is
+‖w‖²/(4Cn): ``LogisticRegression(C=2C)``.
 
 Both stop when the largest component of the gradient of L/n, max_i |E_emp[f_i] − E_model[f_i]|/n
 (plus the penalty's gradient for L-BFGS), is ≤ ``tol``; GIS checks it before each step, L-BFGS-B
@@ -117,7 +120,8 @@ class MaxEnt(ClassifierMixin, BaseEstimator):
         Stop when the largest gradient component of the mean log-likelihood is ≤ tol.
     C : float > 0 or None
         None: no penalty (the maximum-likelihood model). A number: L-BFGS minimizes
-        −L/n + ‖W‖²/(2Cn), as ``LogisticRegression(C=C)``; GIS has no penalty and refuses it.
+        −L/n + ‖W‖²/(2Cn), as ``LogisticRegression(C=C)`` (C=2C with two classes); GIS has
+        no penalty and refuses it.
 
     Attributes
     ----------
