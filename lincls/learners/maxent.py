@@ -54,9 +54,10 @@ keeps one row w = w₁ − w₀, and since the optimum here has w₀ = −w₁ t
 
 Both stop when the largest component of the gradient of L/n, max_i |E_emp[f_i] − E_model[f_i]|/n
 (plus the penalty's gradient for L-BFGS), is ≤ ``tol``; GIS checks it before each step, L-BFGS-B
-is given it as ``gtol``. Both loops are two dense matrix products per iteration (the scores X·Wᵀ
-and the expectations Pᵀ·X): numpy hands them to BLAS, which a numba loop would not beat, so there
-is no numba kernel here.
+is given it as ``gtol``. An iteration of either is two matrix products (the scores W·Xᵀ and the
+expectations P·X) and a softmax over the classes: numpy hands the products to BLAS and
+vectorizes the exponentials, and a numba loop over the softmax ran 3× slower than numpy's
+(no fastmath, so no vectorized exp), so there is no numba kernel here.
 """
 
 from __future__ import annotations
@@ -83,6 +84,32 @@ def log_softmax(scores: np.ndarray) -> np.ndarray:
     """Row-wise log p(c | x) of a score matrix (n, k), computed without overflow."""
     shifted = scores - scores.max(axis=1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+# The solvers keep per-class arrays class-major, (k, n): the max and sum over the classes of each
+# example then run over whole contiguous rows (numpy reduces short rows of an (n, k) array
+# slowly), and the expectations are one (k, n)·(n, d) product.
+def class_scores(X, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The scores w_c·x_t + b_c, class-major: a C-contiguous (k, n) float64 array."""
+    scores = np.ascontiguousarray((X @ W.T).T) if sp.issparse(X) else W @ X.T
+    scores += b[:, np.newaxis]
+    return scores
+
+
+def class_proba(scores: np.ndarray, y_index: np.ndarray) -> tuple[np.ndarray, float]:
+    """(k, n) scores turned into p(c | x_t) in place; returns it and Σ_t log p(y_t | x_t)."""
+    top = scores.max(axis=0)
+    observed = scores[y_index, np.arange(y_index.shape[0])]
+    scores -= top
+    np.exp(scores, out=scores)
+    totals = scores.sum(axis=0)
+    scores /= totals
+    return scores, float((observed - top - np.log(totals)).sum())
+
+
+def times_X(M: np.ndarray, X) -> np.ndarray:
+    """The product M·X of a (k, n) array and X (n, d), dense or CSR: (k, d)."""
+    return np.asarray(X.T @ M.T).T if sp.issparse(X) else M @ X
 
 
 def first_negative(X) -> tuple[int, float] | None:
@@ -199,8 +226,8 @@ class MaxEnt(ClassifierMixin, BaseEstimator):
         self.classes_ = multiclass_classes(y)
         X = X.astype(np.float64, copy=False)
         y_index = np.searchsorted(self.classes_, y)
-        onehot = np.zeros((X.shape[0], self.classes_.shape[0]))
-        onehot[np.arange(X.shape[0]), y_index] = 1.0
+        onehot = np.zeros((self.classes_.shape[0], X.shape[0]))  # class-major: [y_t = c]
+        onehot[y_index, np.arange(X.shape[0])] = 1.0
         if self.solver == "gis":
             W, b, history, converged = self._fit_gis(X, y_index, onehot)
         else:
@@ -219,64 +246,54 @@ class MaxEnt(ClassifierMixin, BaseEstimator):
             )
         return self
 
-    @staticmethod
-    def _log_likelihood(log_proba: np.ndarray, y_index: np.ndarray) -> float:
-        return float(log_proba[np.arange(y_index.shape[0]), y_index].sum())
-
     def _fit_gis(self, X, y_index, onehot):
-        n = X.shape[0]
-        k = onehot.shape[1]
+        k, n = onehot.shape
         row_sums = np.asarray(X.sum(axis=1)).ravel()
         V = float(1.0 + row_sums.max())  # 1: the bias feature
         self.feature_sum_ = V
-        empirical_W = np.asarray(X.T @ onehot).T  # Σ_t f_{c,j}(x_t, y_t) = Σ_{t: y_t=c} x_tj
-        empirical_b = onehot.sum(axis=0)
+        empirical_W = times_X(onehot, X)  # Σ_t f_{c,j}(x_t, y_t) = Σ_{t: y_t=c} x_tj
+        empirical_b = onehot.sum(axis=1)
         W = np.zeros((k, X.shape[1]))
         b = np.zeros(k)
-        log_proba = log_softmax(np.zeros((n, k)))
-        history = [self._log_likelihood(log_proba, y_index)]
-        for _ in range(self.max_iter):
-            proba = np.exp(log_proba)
-            model_W = np.asarray(X.T @ proba).T  # Σ_t Σ_c p(c|x_t) f_{c,j}(x_t, c)
-            model_b = proba.sum(axis=0)
+        proba, log_likelihood = class_proba(np.zeros((k, n)), y_index)
+        history = [log_likelihood]
+        converged = False
+        for step in range(self.max_iter + 1):
+            model_W = times_X(proba, X)  # Σ_t Σ_c p(c|x_t) f_{c,j}(x_t, c)
+            model_b = proba.sum(axis=1)
             gradient = max(
                 np.abs(empirical_W - model_W).max(initial=0.0),
                 np.abs(empirical_b - model_b).max(),
             )
-            if gradient / n <= self.tol:
-                return W, b, history, True
+            converged = gradient / n <= self.tol
+            if converged or step == self.max_iter:
+                break
             W += gis_log_ratio(empirical_W, model_W) / V
             b += gis_log_ratio(empirical_b, model_b) / V
-            log_proba = log_softmax(np.asarray(X @ W.T) + b)
-            history.append(self._log_likelihood(log_proba, y_index))
-        proba = np.exp(log_proba)
-        gradient = max(
-            np.abs(empirical_W - np.asarray(X.T @ proba).T).max(initial=0.0),
-            np.abs(empirical_b - proba.sum(axis=0)).max(),
-        )
-        return W, b, history, gradient / n <= self.tol
+            proba, log_likelihood = class_proba(class_scores(X, W, b), y_index)
+            history.append(log_likelihood)
+        return W, b, history, converged
 
     def _fit_lbfgs(self, X, y_index, onehot):
-        n, d = X.shape
-        k = onehot.shape[1]
+        k, n = onehot.shape
+        d = X.shape[1]
         penalty = 0.0 if self.C is None else 1.0 / (float(self.C) * n)
 
         def unpack(theta):
             return theta[: k * d].reshape(k, d), theta[k * d :]
 
-        def objective(theta):
-            W, b = unpack(theta)
-            log_proba = log_softmax(np.asarray(X @ W.T) + b)
-            residual = np.exp(log_proba) - onehot  # p(c|x_t) − [y_t = c]
-            value = -self._log_likelihood(log_proba, y_index) / n
-            grad_W = np.asarray(X.T @ residual).T / n
-            if penalty:
-                value += 0.5 * penalty * float(np.dot(theta[: k * d], theta[: k * d]))
-                grad_W += penalty * W
-            return value, np.concatenate([grad_W.ravel(), residual.sum(axis=0) / n])
-
         def penalty_of(theta) -> float:
             return 0.5 * penalty * float(np.dot(theta[: k * d], theta[: k * d]))
+
+        def objective(theta):
+            W, b = unpack(theta)
+            proba, log_likelihood = class_proba(class_scores(X, W, b), y_index)
+            residual = np.subtract(proba, onehot, out=proba)  # p(c|x_t) − [y_t = c]
+            grad_W = times_X(residual, X) / n
+            if penalty:
+                grad_W += penalty * W
+            value = -log_likelihood / n + penalty_of(theta)
+            return value, np.concatenate([grad_W.ravel(), residual.sum(axis=1) / n])
 
         start = np.zeros(k * (d + 1))
         history = [-n * objective(start)[0]]
@@ -339,4 +356,4 @@ class MaxEnt(ClassifierMixin, BaseEstimator):
         return self.classes_[best]
 
 
-__all__ = ["SOLVERS", "MaxEnt", "gis_log_ratio", "log_softmax"]
+__all__ = ["SOLVERS", "MaxEnt", "class_proba", "class_scores", "gis_log_ratio", "log_softmax"]
