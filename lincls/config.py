@@ -131,6 +131,22 @@ class MiraConfig:
 
 
 @dataclass
+class NaiveBayesLinearConfig:
+    name: str = "naive_bayes_linear"
+    alpha: float = 1.0
+    binarize: float | None = None
+
+
+@dataclass
+class MaxEntConfig:
+    name: str = "maxent"
+    solver: str = "lbfgs"
+    max_iter: int = 1000
+    tol: float = 1e-4
+    C: float | None = None
+
+
+@dataclass
 class SeparableConfig:
     name: str = "separable"
     n: int = 1000
@@ -292,6 +308,8 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "balanced_winnow": BalancedWinnowConfig,
     "multiclass_perceptron": MulticlassPerceptronConfig,
     "mira": MiraConfig,
+    "naive_bayes_linear": NaiveBayesLinearConfig,
+    "maxent": MaxEntConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,

@@ -54,7 +54,9 @@ from lincls.learners import (
     KernelPerceptron,
     LearningRatePerceptron,
     MarginPerceptron,
+    MaxEnt,
     MulticlassPerceptron,
+    NaiveBayesLinear,
     PassiveAggressive,
     Perceptron,
     VotedPerceptron,
@@ -79,6 +81,8 @@ LEARNERS: dict[str, type] = {
     "balanced_winnow": BalancedWinnow,
     "multiclass_perceptron": MulticlassPerceptron,
     "mira": MIRA,
+    "naive_bayes_linear": NaiveBayesLinear,
+    "maxent": MaxEnt,
 }
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
@@ -408,6 +412,15 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
             tags["bounds.none"] = "no mistake bound applies to this run (see bounds.skipped)"
     else:
         tags["bounds.none"] = "not an online learner: no mistake bound applies"
+    if hasattr(learner, "log_likelihood_"):  # an iterative likelihood solver (MaxEnt)
+        history = learner.log_likelihood_
+        metrics.update(
+            log_likelihood=float(history[-1]),
+            iterations=float(learner.n_iter_),
+            converged=float(learner.converged_),
+        )
+        steps = np.r_[0, tracking.log_spaced_steps(learner.n_iter_, CURVE_POINTS)]
+        curves["log_likelihood_per_iteration"] = [(int(s), float(history[s])) for s in steps]
     tags["dataset.fingerprint"] = dataset.fingerprint
     return RunOutcome(None, metrics, tags, curves, learner, dataset)
 

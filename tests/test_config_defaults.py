@@ -17,6 +17,8 @@ PARTNER = {
     "balanced_winnow": "disjunction",
     "multiclass_perceptron": "multiclass",
     "mira": "multiclass",
+    "naive_bayes_linear": "disjunction",
+    "maxent": "multiclass",
 }
 SMALL = {
     "separable": ["dataset.n=200", "dataset.n_test=50"],
@@ -40,9 +42,13 @@ def test_every_learner_option_runs_with_its_defaults(option):
     params = outcome.learner.get_params()
     for key, value in yaml_values("learner", option).items():
         assert params[key] == value, (key, params[key], value)
+    m, tags = outcome.metrics, outcome.tags
+    if not hasattr(outcome.learner, "mistakes_"):  # a batch learner: no online record, no bound
+        assert "mistakes" not in m and "bound.tightest" not in m and tags["bounds.none"]
+        assert 0.5 < m["train_accuracy"] <= 1 and 0.5 < m["test_accuracy"] <= 1
+        return
     assert params["max_passes"] == config["passes"] == 10
     assert params["random_state"] == config["seed"] == 0
-    m, tags = outcome.metrics, outcome.tags
     assert 1 <= m["passes_run"] <= 10 and m["mistakes"] >= 1
     assert tags["bound_violated"] == "false"
     if option != "balanced_winnow":  # no theorem covers Balanced Winnow

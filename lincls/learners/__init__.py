@@ -4,8 +4,10 @@ from lincls.learners.averaged import AveragedPerceptron
 from lincls.learners.kernel import KernelPerceptron
 from lincls.learners.learning_rate import LearningRatePerceptron
 from lincls.learners.margin import MarginPerceptron
+from lincls.learners.maxent import MaxEnt
 from lincls.learners.mira import MIRA
 from lincls.learners.multiclass import MulticlassPerceptron
+from lincls.learners.naive_bayes import NaiveBayesLinear
 from lincls.learners.passive_aggressive import PassiveAggressive
 from lincls.learners.perceptron import Perceptron
 from lincls.learners.voted import VotedPerceptron
@@ -18,7 +20,9 @@ __all__ = [
     "KernelPerceptron",
     "LearningRatePerceptron",
     "MarginPerceptron",
+    "MaxEnt",
     "MulticlassPerceptron",
+    "NaiveBayesLinear",
     "PassiveAggressive",
     "Perceptron",
     "VotedPerceptron",
