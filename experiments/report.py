@@ -61,6 +61,7 @@ TAGS_KEPT = (
     "mlflow.parentRunId",
     "dataset.fingerprint",
 )
+TOLERANCE = f"{RELATIVE_TOLERANCE:g}".replace("e-0", "e-")  # as written: 1e-9
 _BOUND = re.compile(r"^metrics\.bound\.([^.]+)$")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -668,7 +669,7 @@ def render(
         total = int(table.loc[table["bound"] != "tightest", "violations"].sum())
         lines += [
             f"A violation is mistakes > bound beyond the relative tolerance "
-            f"{RELATIVE_TOLERANCE:g} of "
+            f"{TOLERANCE} of "
             "`lincls.bounds.holds`; the ratio is mistakes / bound (1 = met exactly). "
             "`tightest` is each run's smallest bound.",
             "",
@@ -688,9 +689,7 @@ def render(
             continue
         # A tight instance computes its bound as e.g. 9.000000000000002 for 9: 1 up to rounding.
         met = abs(row.min_ratio - 1.0) <= RELATIVE_TOLERANCE >= abs(row.max_ratio - 1.0)
-        exact = (
-            f" (every run meets its bound: ratio 1 within {RELATIVE_TOLERANCE:g})" if met else ""
-        )
+        exact = f" (every run meets its bound: ratio 1 within {TOLERANCE})" if met else ""
         lines.append(
             f"- `{row.dataset}`: {row.runs} runs, tightest-bound ratio "
             f"{_num(row.min_ratio)} to {_num(row.max_ratio)}{exact}"
