@@ -194,3 +194,47 @@ def test_a_sweep_against_a_real_mlflow_server(tmp_path):
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
     assert server.poll() is not None
+
+
+@pytest.mark.slow
+def test_make_run_path_the_bound_verification_study_then_its_report(tmp_path):
+    """The real named study through the CLI (one seed, two workers), then the report on it."""
+    from matplotlib.image import imread
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(
+        ["-m", "experiment=bound_verification", "seed=0", "hydra.launcher.n_jobs=2",
+         f"tracking.uri={uri}", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+         f"certificates.cache_dir={tmp_path / 'certificates'}"],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    parents, children = _split(runs_of(uri))
+    assert len(parents) == 1 and len(children) == 3 * 4 * 2 * 2 + 3 * 2 + 2 * 2
+    assert {r.info.status for r in children} == {"FINISHED"}
+    assert {r.data.tags["bound_violated"] for r in children} == {"false"}
+    tight = [r for r in children if r.data.tags["dataset"] == "orthonormal"]
+    for run in tight:  # mistakes = d = (R/γ)²: ratio 1 up to the rounding of γ = R/√d
+        assert run.data.metrics["mistakes"] == int(run.data.params["dataset.d"])
+        assert run.data.metrics["bound_ratio.tightest"] == pytest.approx(1.0, rel=1e-12)
+
+    out = tmp_path / "report"
+    reported = subprocess.run(
+        [sys.executable, "-m", "experiments.report", "bound_verification",
+         "--tracking-uri", uri, "--out", str(out)],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert reported.returncode == 0, reported.stderr[-3000:]
+    text = (out / "report.md").read_text()
+    assert "Violations in all: **0**" in text
+    assert "`orthonormal`: 6 runs, tightest-bound ratio 1.0 to 1.0" in text
+    pictures = sorted(out.glob("*.png"))
+    assert {p.name for p in pictures} >= {"mistakes_vs_bound.png", "decision_boundaries.png"}
+    for picture in pictures:
+        pixels = imread(picture)
+        assert pixels.shape[0] >= 300 and pixels.std() > 0
+    client = MlflowClient(tracking_uri=uri)
+    logged = {a.path for a in client.list_artifacts(parents[0].info.run_id, "report")}
+    assert {f"report/{p.name}" for p in pictures} | {"report/report.md"} <= logged
