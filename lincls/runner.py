@@ -31,6 +31,7 @@ from lincls.data import (
     load_svmlight,
     load_wine,
     make_disjunction,
+    make_far_points,
     make_multiclass,
     make_noisy,
     make_orthonormal,
@@ -48,10 +49,13 @@ from lincls.geometry import (
 )
 from lincls.learners import (
     MIRA,
+    Adaline,
     AveragedPerceptron,
     BalancedWinnow,
+    BatchPerceptron,
     KernelPerceptron,
     LearningRatePerceptron,
+    LeastSquaresClassifier,
     MarginPerceptron,
     MulticlassPerceptron,
     PassiveAggressive,
@@ -76,6 +80,9 @@ LEARNERS: dict[str, type] = {
     "balanced_winnow": BalancedWinnow,
     "multiclass_perceptron": MulticlassPerceptron,
     "mira": MIRA,
+    "least_squares": LeastSquaresClassifier,
+    "adaline": Adaline,
+    "batch_perceptron": BatchPerceptron,
 }
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
@@ -91,6 +98,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "iris": load_iris,
     "wine": load_wine,
     "svmlight": load_svmlight,
+    "far_points": make_far_points,
 }
 
 
@@ -399,11 +407,19 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
                 metrics[f"test_error_bound_ratio.{name}"] = test_error / value
         tags["bound_violated"] = str(violated).lower()
         skipped = evaluations[0].skipped
-        tags["bounds.skipped"] = "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        reasons = set(skipped.values())
+        if len(reasons) == 1 and not evaluations[0].values:  # one reason rules out every bound
+            tags["bounds.skipped"] = f"every bound: {reasons.pop()}"
+        else:
+            tags["bounds.skipped"] = "; ".join(f"{k}: {v}" for k, v in skipped.items())
         if not evaluations[0].values:
-            tags["bounds.none"] = "no mistake bound applies to this run (see bounds.skipped)"
+            tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
+                "no mistake bound applies to this run (see bounds.skipped)"
+            )
     else:
-        tags["bounds.none"] = "not an online learner: no mistake bound applies"
+        tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
+            "not an online learner: no mistake bound applies"
+        )
     tags["dataset.fingerprint"] = dataset.fingerprint
     return RunOutcome(None, metrics, tags, curves, learner, dataset)
 
