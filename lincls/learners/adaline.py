@@ -36,6 +36,16 @@ from lincls.learners.learning_rate import _SCHEDULE_CODE, SCHEDULES, _rate
 ADALINE_BIAS_MODES = ("feature", "none")
 
 
+def unsigned_view(index: np.ndarray) -> np.ndarray:
+    """An unsigned view of a CSR index array (never negative, so the view is exact).
+
+    numba wraps a negative index around, which costs a sign test on every gather
+    ``w[indices[p]]``; an unsigned index needs none (an LMS epoch on CSR 200k×100k with 50
+    non-zeros a row: 35 → 24 ms).
+    """
+    return index.view(np.dtype(f"uint{8 * index.dtype.itemsize}"))
+
+
 @njit(cache=True, nogil=True)
 def adaline_pass_dense(
     X,
@@ -213,7 +223,7 @@ class Adaline(OnlineBinaryClassifier):
         cast = np.zeros(1, dtype=w.dtype)
         if sp.issparse(X):
             mistakes, updates = adaline_pass_csr(
-                X.data, X.indices, X.indptr, y, order, w, b,
+                X.data, unsigned_view(X.indices), unsigned_view(X.indptr), y, order, w, b,
                 alpha0, code, step0, self._intercept_step, rows, steps, cast,
             )  # fmt: skip
         else:
@@ -233,4 +243,10 @@ class Adaline(OnlineBinaryClassifier):
         return mistakes, int(updates), rows[:mistakes], steps[:mistakes]
 
 
-__all__ = ["ADALINE_BIAS_MODES", "Adaline"]
+__all__ = [
+    "ADALINE_BIAS_MODES",
+    "Adaline",
+    "adaline_pass_csr",
+    "adaline_pass_dense",
+    "unsigned_view",
+]

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from lincls.errors import check_number
+from lincls.learners.adaline import unsigned_view
 from lincls.learners.learning_rate import _SCHEDULE_CODE, LearningRatePerceptron, _rate
 
 
@@ -237,7 +238,7 @@ class BatchPerceptron(LearningRatePerceptron):
         w, b = self.coef_[0], self.intercept_
         if sp.issparse(X):
             mistakes, updates, batches = batch_pass_csr(
-                X.data, X.indices, X.indptr, y, order, w, b,
+                X.data, unsigned_view(X.indices), unsigned_view(X.indptr), y, order, w, b,
                 alpha0, code, batch0, size, self._intercept_step, rows, steps, per_batch,
             )  # fmt: skip
         else:
