@@ -383,6 +383,11 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
         curves["cumulative_mistakes"] = [
             (int(s), float(c)) for s, c in zip(steps, cumulative, strict=True)
         ]
+        per_batch = getattr(learner, "mistakes_per_batch_", None)
+        if per_batch is not None:  # a mini-batch learner: its batches and each one's mistakes
+            metrics["batches"] = float(np.mean([m.n_batches_ for m in learners]))
+            batches = tracking.log_spaced_steps(per_batch.shape[0], CURVE_POINTS)
+            curves["mistakes_per_batch"] = [(int(s), float(per_batch[s - 1])) for s in batches]
         sq_norms = row_norms(dataset.X) ** 2 if online else None
         evaluations = [
             bounds_mod.evaluate(
