@@ -26,7 +26,7 @@ from pathlib import Path  # noqa: E402
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-SECTIONS = ["perceptron", "online", "kernel", "multiclass", "bounds", "maxent", "sweep"]
+SECTIONS = ["perceptron", "online", "kernel", "multiclass", "bounds", "batch", "maxent", "sweep"]
 
 
 @dataclass

@@ -147,6 +147,40 @@ class MaxEntConfig:
 
 
 @dataclass
+class LeastSquaresConfig:
+    name: str = "least_squares"
+    fit_intercept: bool = True
+    solver: str = "auto"
+    tol: float = 1e-12
+    max_iter: int | None = None
+
+
+@dataclass
+class AdalineConfig:
+    name: str = "adaline"
+    lr: float = 0.01
+    schedule: str = "constant"
+    decay: float = 0.5
+    bias: str = "feature"
+    stop_when_converged: bool = False
+    shuffle: bool = False
+    intercept_decay: float = 1.0
+
+
+@dataclass
+class BatchPerceptronConfig:
+    name: str = "batch_perceptron"
+    lr: float = 1.0
+    batch_size: int | None = None
+    schedule: str = "constant"
+    decay: float = 0.5
+    bias: str = "feature"
+    stop_when_converged: bool = True
+    shuffle: bool = False
+    intercept_decay: float = 1.0
+
+
+@dataclass
 class SeparableConfig:
     name: str = "separable"
     n: int = 1000
@@ -223,6 +257,19 @@ class PlaneConfig:
     offset: float = 0.0
     flip: float = 0.1
     n_test: int = 200
+    seed: int = SI("${seed}")
+
+
+@dataclass
+class FarPointsConfig:
+    name: str = "far_points"
+    n: int = 100
+    d: int = 2
+    margin: float = 0.1
+    near: float = 1.0
+    radius: float = 10.0
+    far: float = 0.2
+    n_test: int = 100
     seed: int = SI("${seed}")
 
 
@@ -310,6 +357,9 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "mira": MiraConfig,
     "naive_bayes_linear": NaiveBayesLinearConfig,
     "maxent": MaxEntConfig,
+    "least_squares": LeastSquaresConfig,
+    "adaline": AdalineConfig,
+    "batch_perceptron": BatchPerceptronConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,
@@ -324,6 +374,7 @@ DATASET_SCHEMAS: dict[str, type] = {
     "iris": IrisConfig,
     "wine": WineConfig,
     "svmlight": SvmlightConfig,
+    "far_points": FarPointsConfig,
 }
 
 

@@ -53,6 +53,12 @@ def fit_in_order(
         if not hasattr(learner, "_one_pass"):
             raise LinclsInputError("order", f"'adversarial' needs an online learner, not "
                                    f"{type(learner).__name__}")  # fmt: skip
+        if getattr(learner, "batch_size", 1) != 1:  # a mini-batch learner steps on M examples
+            raise LinclsInputError(
+                "batch_size",
+                "the adversarial order presents one example at a time, so it needs "
+                f"batch_size = 1, got {learner.batch_size!r}",
+            )
         rng = np.random.default_rng(ordering_seed(seed, ordering)) if ordering else None
         return adversarial_fit(learner, X, y, certificate, rng)
     if "shuffle" not in learner.get_params():

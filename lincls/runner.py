@@ -32,6 +32,7 @@ from lincls.data import (
     load_svmlight,
     load_wine,
     make_disjunction,
+    make_far_points,
     make_multiclass,
     make_noisy,
     make_orthonormal,
@@ -49,10 +50,13 @@ from lincls.geometry import (
 )
 from lincls.learners import (
     MIRA,
+    Adaline,
     AveragedPerceptron,
     BalancedWinnow,
+    BatchPerceptron,
     KernelPerceptron,
     LearningRatePerceptron,
+    LeastSquaresClassifier,
     MarginPerceptron,
     MaxEnt,
     MulticlassPerceptron,
@@ -83,6 +87,9 @@ LEARNERS: dict[str, type] = {
     "mira": MIRA,
     "naive_bayes_linear": NaiveBayesLinear,
     "maxent": MaxEnt,
+    "least_squares": LeastSquaresClassifier,
+    "adaline": Adaline,
+    "batch_perceptron": BatchPerceptron,
 }
 
 DATASETS: dict[str, Callable[..., Dataset]] = {
@@ -98,6 +105,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "iris": load_iris,
     "wine": load_wine,
     "svmlight": load_svmlight,
+    "far_points": make_far_points,
 }
 
 
@@ -383,6 +391,11 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
         curves["cumulative_mistakes"] = [
             (int(s), float(c)) for s, c in zip(steps, cumulative, strict=True)
         ]
+        per_batch = getattr(learner, "mistakes_per_batch_", None)
+        if per_batch is not None:  # a mini-batch learner: its batches and each one's mistakes
+            metrics["batches"] = float(np.mean([m.n_batches_ for m in learners]))
+            batches = tracking.log_spaced_steps(per_batch.shape[0], CURVE_POINTS)
+            curves["mistakes_per_batch"] = [(int(s), float(per_batch[s - 1])) for s in batches]
         sq_norms = row_norms(dataset.X) ** 2 if online else None
         evaluations = [
             bounds_mod.evaluate(
@@ -407,11 +420,19 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
                 metrics[f"test_error_bound_ratio.{name}"] = test_error / value
         tags["bound_violated"] = str(violated).lower()
         skipped = evaluations[0].skipped
-        tags["bounds.skipped"] = "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        reasons = set(skipped.values())
+        if len(reasons) == 1 and not evaluations[0].values:  # one reason rules out every bound
+            tags["bounds.skipped"] = f"every bound: {reasons.pop()}"
+        else:
+            tags["bounds.skipped"] = "; ".join(f"{k}: {v}" for k, v in skipped.items())
         if not evaluations[0].values:
-            tags["bounds.none"] = "no mistake bound applies to this run (see bounds.skipped)"
+            tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
+                "no mistake bound applies to this run (see bounds.skipped)"
+            )
     else:
-        tags["bounds.none"] = "not an online learner: no mistake bound applies"
+        tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
+            "not an online learner: no mistake bound applies"
+        )
     if hasattr(learner, "log_likelihood_"):  # an iterative likelihood solver (MaxEnt)
         history = learner.log_likelihood_
         metrics.update(

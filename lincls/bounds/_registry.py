@@ -4,7 +4,9 @@ Each theorem module (``perceptron``, ...) appends ``BoundSpec`` entries to ``REG
 ``check`` says why its theorem does not apply to a run (None when it does). A run may have several
 certificates (the generator's separator, a maximum-margin SVM, a soft-margin SVM): every theorem
 holds for each of them, so ``evaluate`` reports the smallest value over the certificates that
-apply and names the certificate it came from.
+apply and names the certificate it came from. A learner that no theorem covers in its
+configuration says why in ``no_bound_reason`` (a string, or None when bounds may apply); every
+spec is then skipped with that reason.
 """
 
 from __future__ import annotations
@@ -110,11 +112,16 @@ def evaluate(facts: RunFacts) -> Evaluation:
     skipped: dict[str, str] = {}
     sources: dict[str, str] = {}
     details: dict[str, dict[str, float]] = {}
+    # A learner may say why no theorem covers it (e.g. Adaline, a mini-batch perceptron).
+    excluded = getattr(facts.learner, "no_bound_reason", None)
     trials = [
         (cert, facts if cert is facts.certificate else replace(facts, certificate=cert))
         for cert in candidates
     ]
     for spec in REGISTRY:
+        if excluded:
+            skipped[spec.name] = excluded
+            continue
         best: tuple[BoundValue, str] | None = None
         reason = None
         for cert, trial in trials:

@@ -2,6 +2,7 @@
 
 from lincls.data.boolean import make_disjunction
 from lincls.data.dataset import Dataset, fingerprint
+from lincls.data.far_points import make_far_points
 from lincls.data.files import load_csv, load_svmlight
 from lincls.data.multiclass import make_multiclass
 from lincls.data.sklearn_sets import (
@@ -24,6 +25,7 @@ __all__ = [
     "load_svmlight",
     "load_wine",
     "make_disjunction",
+    "make_far_points",
     "make_multiclass",
     "make_noisy",
     "make_orthonormal",

@@ -1,8 +1,11 @@
 """The learners: scikit-learn estimators, each in its own module with its numba kernel."""
 
+from lincls.learners.adaline import Adaline
 from lincls.learners.averaged import AveragedPerceptron
+from lincls.learners.batch_perceptron import BatchPerceptron
 from lincls.learners.kernel import KernelPerceptron
 from lincls.learners.learning_rate import LearningRatePerceptron
+from lincls.learners.least_squares import LeastSquaresClassifier
 from lincls.learners.margin import MarginPerceptron
 from lincls.learners.maxent import MaxEnt
 from lincls.learners.mira import MIRA
@@ -15,10 +18,13 @@ from lincls.learners.winnow import BalancedWinnow, Winnow
 
 __all__ = [
     "MIRA",
+    "Adaline",
     "AveragedPerceptron",
     "BalancedWinnow",
+    "BatchPerceptron",
     "KernelPerceptron",
     "LearningRatePerceptron",
+    "LeastSquaresClassifier",
     "MarginPerceptron",
     "MaxEnt",
     "MulticlassPerceptron",
