@@ -46,21 +46,33 @@ def artifact_root(uri: str) -> str | None:
     return (db.parent / "mlartifacts").resolve().as_uri()
 
 
+_OPENED: dict[tuple[str, str], tuple[Any, str]] = {}
+
+
 def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT):
-    """A client of the store at ``uri`` and the id of experiment ``name`` (created if missing)."""
+    """A client of the store at ``uri`` and the id of experiment ``name`` (created if missing).
+
+    Kept per process: a sweep's jobs would otherwise look the experiment up twice a run.
+    """
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
+    key = (uri, name)
+    if key in _OPENED:
+        return _OPENED[key]
     if uri.startswith("sqlite:///"):
         Path(uri[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
     client = MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
-        return client, experiment.experiment_id
-    try:
-        return client, client.create_experiment(name, artifact_location=artifact_root(uri))
-    except MlflowException:  # another process created it in between
-        return client, client.get_experiment_by_name(name).experiment_id
+        experiment_id = experiment.experiment_id
+    else:
+        try:
+            experiment_id = client.create_experiment(name, artifact_location=artifact_root(uri))
+        except MlflowException:  # another process created it in between
+            experiment_id = client.get_experiment_by_name(name).experiment_id
+    _OPENED[key] = (client, experiment_id)
+    return client, experiment_id
 
 
 @functools.cache

@@ -93,11 +93,12 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
     ret = JobReturn(overrides=list(overrides), task_name=None)
     try:
         config = composer.compose(overrides, idx)
-        HydraConfig.instance().set_config(config)
+        HydraConfig.instance().set_config(config)  # the job dir's interpolations need it set
         job_dir = Path(str(config.hydra.sweep.dir)) / str(config.hydra.sweep.subdir)
         with read_write(config.hydra.runtime), open_dict(config.hydra.runtime):
             config.hydra.runtime.output_dir = str(job_dir.resolve())
-        task_cfg = copy.deepcopy(config)
+        HydraConfig.instance().set_config(config)
+        task_cfg = copy.deepcopy(config)  # the hydra node stays, HydraConfig resolves through it
         with read_write(task_cfg), open_dict(task_cfg):
             del task_cfg["hydra"]
         if composer.save_job_config:
