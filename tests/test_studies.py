@@ -72,3 +72,24 @@ def test_a_study_expands_to_its_grid_of_valid_configs(study, tmp_path):
             runner.prepare(config)  # every value in range, the data builds, the learner fits it
             hashes.add(runner.config_hash(config))
     assert len(hashes) == len(jobs)
+
+
+@pytest.mark.parametrize(
+    ("launcher", "target"),
+    [
+        ("lincls", "hydra_plugins.lincls_sweeps.launcher.LinclsLauncher"),
+        ("basic", "hydra._internal.core_plugins.basic_launcher.BasicLauncher"),
+        ("joblib", "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"),
+        ("submitit_local", "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"),
+        ("submitit_slurm", "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"),
+    ],
+)
+def test_every_documented_launcher_composes_with_the_lincls_sweeper(launcher, target):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        master = GlobalHydra.instance().hydra.compose_config(
+            "config", [f"hydra/launcher={launcher}"], run_mode=_multirun(),
+            with_log_configuration=False,
+        )  # fmt: skip
+    assert master.hydra.launcher._target_ == target
+    assert master.hydra.sweeper._target_ == "hydra_plugins.lincls_sweeps.sweeper.LinclsSweeper"
