@@ -16,6 +16,8 @@ import pytest
 import scipy.sparse as sp
 from numba import njit
 
+from experiments.benchmarks.perceptron import dense_problem, update_share
+from lincls.learners import Perceptron
 from lincls.learners._kernel_tools import PREFETCH_MIN_ROW_BYTES, unsigned_indices
 from lincls.learners.averaged import averaged_pass_csr
 from lincls.learners.passive_aggressive import _step_size, pa_pass_csr, pa_pass_dense
@@ -308,3 +310,15 @@ def test_unsigned_indices_is_a_view_with_the_same_values():
     wide = X.indptr.astype(np.int64)
     assert unsigned_indices(wide).dtype == np.uint64
     assert unsigned_indices(view) is view
+
+
+def test_bench_update_share_counts_the_updates_of_passes_2_to_5():
+    # The epoch rows of ``make bench`` note this share; for the perceptron it is the mistakes.
+    X, y = dense_problem(500, 6, seed=2)
+
+    def fit(passes):
+        return Perceptron(max_passes=passes, stop_when_converged=False).fit(X, y)
+
+    record = fit(5).mistakes_per_pass_
+    assert update_share(fit, 500) == record[1:].sum() / (4 * 500)
+    assert 0.05 < update_share(fit, 500) < 0.5  # noisy labels: every pass updates
