@@ -101,7 +101,7 @@ def run(quick: bool = False) -> list[Row]:
                 peer_epoch,
                 peer_name,
                 target,
-                note=f"{share:.0%} of rows update",
+                note=f"CPU time; {share:.0%} of rows update",
             )
         )
         rows.append(
@@ -111,7 +111,7 @@ def run(quick: bool = False) -> list[Row]:
                 ours_fit,
                 peer_fit,
                 peer_name,
-                note="includes input validation",
+                note="CPU time; includes input validation",
             )
         )
     return rows

@@ -122,7 +122,7 @@ def run(quick: bool = False) -> list[Row]:
                 "sklearn Perceptron",
                 target,
                 floor,
-                note=f"{share:.0%} of rows update",
+                note=f"CPU time; {share:.0%} of rows update",
             )
         )
         rows.append(
@@ -132,7 +132,7 @@ def run(quick: bool = False) -> list[Row]:
                 ours_fit,
                 peer_fit,
                 "sklearn Perceptron",
-                note="includes input validation",
+                note="CPU time; includes input validation",
             )
         )
     return rows
