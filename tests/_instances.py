@@ -51,7 +51,6 @@ def run(X, y, rule, *, bias_feature, passes, shuffle_rng=None, lr=1.0, tau=0.0, 
     b = np.zeros(1)
     rows = np.empty(n, dtype=np.int64)
     steps = np.empty(n, dtype=np.int64)
-    cast = np.zeros(1)
     total, seen, made = 0, [], 0
     c2 = bias_feature**2
     for _ in range(passes):
@@ -61,7 +60,7 @@ def run(X, y, rule, *, bias_feature, passes, shuffle_rng=None, lr=1.0, tau=0.0, 
             else np.arange(n, dtype=np.int64)
         )
         if rule == "perceptron":
-            m, updates = perceptron_pass_dense(X, y, order, w, b, lr, c2, tau, rows, steps, cast)
+            m, updates = perceptron_pass_dense(X, y, order, w, b, lr, c2, tau, rows, steps)
         else:
             m, updates = pa_pass_dense(X, y, order, w, b, PA_CODE[rule], C, c2, c2, rows, steps)
         total += m

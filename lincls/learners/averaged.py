@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from lincls.learners._kernel_tools import CSR_ROWS_AHEAD, prefetch_csr_row, unsigned_indices
 from lincls.learners.perceptron import Perceptron
 
 
@@ -91,9 +92,17 @@ def averaged_pass_csr(
     mistake_rows,
     mistake_steps,
 ):
-    """``averaged_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``)."""
+    """``averaged_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``).
+
+    The dot product is summed left to right here (as scikit-learn does). Pass unsigned views of
+    ``indices`` and ``indptr`` (``unsigned_indices``); rows are prefetched ahead, as in
+    ``perceptron_pass_csr``.
+    """
+    n = order.shape[0]
+    last = n - 1
     mistakes = 0
-    for k in range(order.shape[0]):
+    for k in range(n):
+        prefetch_csr_row(data, indices, indptr, order[min(k + CSR_ROWS_AHEAD, last)])
         i = order[k]
         start = indptr[i]
         end = indptr[i + 1]
@@ -169,7 +178,8 @@ class AveragedPerceptron(Perceptron):
         lr, step0 = float(self.lr), int(self.n_steps_)
         if sp.issparse(X):
             mistakes = averaged_pass_csr(
-                X.data, X.indices, X.indptr, y, order, w, b, self._u, self._u_intercept,
+                X.data, unsigned_indices(X.indices), unsigned_indices(X.indptr), y, order, w, b,
+                self._u, self._u_intercept,
                 lr, self._intercept_step, step0, rows, steps,
             )  # fmt: skip
         else:

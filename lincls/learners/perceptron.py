@@ -22,44 +22,100 @@ from numba import njit
 from lincls.errors import check_choice, check_number
 from lincls.geometry import max_norm
 from lincls.learners._base import OnlineBinaryClassifier, initial_weights
+from lincls.learners._kernel_tools import (
+    CSR_ROWS_AHEAD,
+    ROWS_AHEAD,
+    as_weight_dtype,
+    dense_prefetch_plan,
+    prefetch_csr_row,
+    prefetch_dense_row,
+    unsigned_indices,
+)
 
 BIAS_MODES = ("feature", "r2", "none")
 
 
+BLOCK = 4  # dense rows whose activations are computed together (the kernel's four sums)
+
+
 @njit(cache=True, nogil=True)
 def perceptron_pass_dense(
-    X, y, order, w, intercept, lr, intercept_step, threshold, mistake_rows, mistake_steps, cast
+    X, y, order, w, intercept, lr, intercept_step, threshold, mistake_rows, mistake_steps
 ):
     """One pass of the (margin) perceptron over dense rows ``X[order]``, updating ``w`` in place.
 
     Mistake: y·(w·x + b) ≤ 0. Update: y·(w·x + b) ≤ ``threshold`` (0 for the perceptron).
     The arithmetic is scikit-learn's SGD loop: the dot product summed left to right in float64
-    from products in the weights' dtype, rounded to that dtype (``cast``, a 1-element array of
-    it), then the bias added; the step lr·y rounded to the weights' dtype before it scales x.
+    from products in the weights' dtype, rounded to that dtype, then the bias added; the step
+    lr·y rounded to the weights' dtype before it scales x. Returns (mistakes, updates).
+
+    The left-to-right sum is one chain of dependent adds per row, bound by the add's latency, and
+    a mistake (an unpredictable branch) stops the processor from running ahead into the next row.
+    So the activations of ``BLOCK`` consecutive rows are summed side by side with the same w, each
+    still left to right: they are used in turn until a row updates w, and the rows after it are
+    summed again with the new w. The update itself is folded into the next block's loop (w[j] is
+    updated, then read). Same operations on the same values in the same order: the results are
+    bitwise those of one row at a time.
     """
+    n = order.shape[0]
     n_features = X.shape[1]
+    last = n - 1
+    fetched, line = dense_prefetch_plan(X, n)  # rows of order prefetched so far; line size
     mistakes = 0
     updates = 0
-    for k in range(order.shape[0]):
-        i = order[k]
-        activation = 0.0
-        for j in range(n_features):
-            activation += w[j] * X[i, j]
-        cast[0] = activation
-        activation = cast[0] + intercept[0]
-        yp = y[i] * activation
-        if yp <= 0.0:
-            mistake_rows[mistakes] = i
-            mistake_steps[mistakes] = k
-            mistakes += 1
-        if yp <= threshold:
-            step = lr * y[i]
-            cast[0] = step
-            scale = np.float64(cast[0])
+    pending = -1  # the row whose update w still has to take (in the next block's loop)
+    scale = 0.0
+    k = 0
+    while k < n:
+        while fetched < min(k + BLOCK + ROWS_AHEAD, n):
+            prefetch_dense_row(X, order[fetched], line)
+            fetched += 1
+        # past the end, the last row stands in (summed, never used)
+        i0 = order[k]
+        i1 = order[min(k + 1, last)]
+        i2 = order[min(k + 2, last)]
+        i3 = order[min(k + 3, last)]
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        if pending >= 0:
             for j in range(n_features):
-                w[j] += np.float64(X[i, j]) * scale
-            intercept[0] += step * intercept_step
-            updates += 1
+                w[j] += np.float64(X[pending, j]) * scale
+                wj = w[j]
+                a0 += wj * X[i0, j]
+                a1 += wj * X[i1, j]
+                a2 += wj * X[i2, j]
+                a3 += wj * X[i3, j]
+            pending = -1
+        else:
+            for j in range(n_features):
+                wj = w[j]
+                a0 += wj * X[i0, j]
+                a1 += wj * X[i1, j]
+                a2 += wj * X[i2, j]
+                a3 += wj * X[i3, j]
+        b = intercept[0]
+        stop = min(k + BLOCK, n)
+        for activation, i in ((a0, i0), (a1, i1), (a2, i2), (a3, i3)):
+            if k == stop:
+                break
+            yp = y[i] * (as_weight_dtype(activation, w) + b)
+            if yp <= 0.0:
+                mistake_rows[mistakes] = i
+                mistake_steps[mistakes] = k
+                mistakes += 1
+            k += 1
+            if yp <= threshold:
+                step = lr * y[i]
+                scale = as_weight_dtype(step, w)
+                pending = i
+                intercept[0] = b + step * intercept_step
+                updates += 1
+                break  # the next rows' sums used the old w
+    if pending >= 0:
+        for j in range(n_features):
+            w[j] += np.float64(X[pending, j]) * scale
     return mistakes, updates
 
 
@@ -77,29 +133,34 @@ def perceptron_pass_csr(
     threshold,
     mistake_rows,
     mistake_steps,
-    cast,
 ):
-    """``perceptron_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``)."""
+    """``perceptron_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``), one at a time.
+
+    Pass unsigned views of ``indices`` and ``indptr`` (``unsigned_indices``): numba then gathers
+    ``w[indices[p]]`` without its negative-index wraparound. Summing several rows side by side
+    did not pay here (the gathers, not the add chain, set the pace); prefetching the rows ahead
+    did.
+    """
+    n = order.shape[0]
+    last = n - 1
     mistakes = 0
     updates = 0
-    for k in range(order.shape[0]):
+    for k in range(n):
+        prefetch_csr_row(data, indices, indptr, order[min(k + CSR_ROWS_AHEAD, last)])
         i = order[k]
         start = indptr[i]
         end = indptr[i + 1]
         activation = 0.0
         for p in range(start, end):
             activation += w[indices[p]] * data[p]
-        cast[0] = activation
-        activation = cast[0] + intercept[0]
-        yp = y[i] * activation
+        yp = y[i] * (as_weight_dtype(activation, w) + intercept[0])
         if yp <= 0.0:
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = k
             mistakes += 1
         if yp <= threshold:
             step = lr * y[i]
-            cast[0] = step
-            scale = np.float64(cast[0])
+            scale = as_weight_dtype(step, w)
             for p in range(start, end):
                 w[indices[p]] += np.float64(data[p]) * scale
             intercept[0] += step * intercept_step
@@ -116,15 +177,14 @@ def run_linear_pass(X, y, order, w, intercept, lr, intercept_step, threshold, bu
     if buffers is None:
         buffers = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
     rows, steps = buffers
-    cast = np.zeros(1, dtype=w.dtype)
     if sp.issparse(X):
         mistakes, updates = perceptron_pass_csr(
-            X.data, X.indices, X.indptr, y, order, w, intercept,
-            lr, intercept_step, threshold, rows, steps, cast,
+            X.data, unsigned_indices(X.indices), unsigned_indices(X.indptr), y, order, w,
+            intercept, lr, intercept_step, threshold, rows, steps,
         )  # fmt: skip
     else:
         mistakes, updates = perceptron_pass_dense(
-            X, y, order, w, intercept, lr, intercept_step, threshold, rows, steps, cast
+            X, y, order, w, intercept, lr, intercept_step, threshold, rows, steps
         )
     return int(mistakes), int(updates), rows[:mistakes], steps[:mistakes]
 
