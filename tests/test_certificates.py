@@ -32,7 +32,9 @@ def test_svm_margin_is_at_least_the_generators(n, d, margin, offset_fraction, ho
     (cert,), separable = svm_certificates(data.X, y, homogeneous=homogeneous, fingerprint="t")
     assert separable and cert.separates
     assert cert.source == ("svm_homogeneous" if homogeneous else "svm")
-    assert cert.margin >= data.margin * (1 - 1e-9)  # the maximum margin, measured on the data
+    # the maximum margin, measured on the data; when the generator's separator is itself the
+    # maximum one (few points), the solver's tolerance can leave the SVM ~1e-9 short of it
+    assert cert.margin >= data.margin * (1 - 1e-6)
     assert np.linalg.norm(cert.u) == pytest.approx(1.0, rel=1e-12)
     assert cert.margins.min() == cert.margin
     if homogeneous:
