@@ -272,13 +272,11 @@ def write_deferred(record: SweepRecord, outcome: dict[str, Any]) -> None:
 
 def _failed_run(client, experiment_id: str, config, tags: dict, error: Exception) -> str:
     """A FAILED run for a config refused before it ran: its params and the error."""
-    from lincls.runner import config_hash
+    from lincls.runner import run_tags
 
-    run_tags = {**tags, HASH_TAG: config_hash(config), **process_tags()}
-    for key in ("learner", "dataset"):
-        section = config.get(key) or {}
-        run_tags[key] = str(section.get("name"))
-    run_id = tracking.start_run(client, experiment_id, tags.get(OVERRIDES_TAG), run_tags)
+    run_id = tracking.start_run(
+        client, experiment_id, tags.get(OVERRIDES_TAG), run_tags(config, tags)
+    )
     tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})
     tracking.fail_run(client, run_id, error)
     return run_id

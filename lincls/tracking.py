@@ -149,9 +149,10 @@ def end_run(client, run_id: str, status: str = "FINISHED") -> None:
     client.set_terminated(run_id, status=status)
 
 
-def fail_run(client, run_id: str, error: BaseException) -> None:
+def fail_run(client, run_id: str, error: BaseException | str) -> None:
     """Close a run FAILED (KILLED on an interrupt), keeping the error in the tag ``error``."""
-    message = f"{type(error).__name__}: {error}".strip()[:PARAM_VALUE_LIMIT]
+    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    message = message.strip()[:PARAM_VALUE_LIMIT]
     status = "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"
     try:
         client.set_tag(run_id, "error", message)
@@ -168,7 +169,5 @@ def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str
         if payload["status"] == "FINISHED":
             end_run(client, run_id, "FINISHED")
         else:
-            message = str(payload.get("error") or "")[:PARAM_VALUE_LIMIT]
-            client.set_tag(run_id, "error", message)
-            end_run(client, run_id, "FAILED")
+            fail_run(client, run_id, str(payload.get("error") or ""))
     return run_id

@@ -6,7 +6,7 @@ import pytest
 from conftest import CONF
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
-from hydra.types import HydraContext
+from hydra.types import HydraContext, RunMode
 from omegaconf import OmegaConf, open_dict
 
 from hydra_plugins.lincls_sweeps.launcher import JobComposer
@@ -32,7 +32,10 @@ def study_jobs(study: str) -> tuple[list[list[str]], JobComposer]:
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         hydra = GlobalHydra.instance().hydra
         master = hydra.compose_config(
-            "config", [f"experiment={study}"], run_mode=_multirun(), with_log_configuration=False
+            "config",
+            [f"experiment={study}"],
+            run_mode=RunMode.MULTIRUN,
+            with_log_configuration=False,
         )
         sweep = master.hydra.sweeper
         sweeper = LinclsSweeper(
@@ -43,12 +46,6 @@ def study_jobs(study: str) -> tuple[list[list[str]], JobComposer]:
         sweeper.config = master
         jobs = sweeper.jobs([f"experiment={study}"])
         return jobs, JobComposer(hydra.config_loader, master)
-
-
-def _multirun():
-    from hydra.types import RunMode
-
-    return RunMode.MULTIRUN
 
 
 def test_every_study_is_listed():
@@ -88,7 +85,7 @@ def test_every_documented_launcher_composes_with_the_lincls_sweeper(launcher, ta
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         master = GlobalHydra.instance().hydra.compose_config(
-            "config", [f"hydra/launcher={launcher}"], run_mode=_multirun(),
+            "config", [f"hydra/launcher={launcher}"], run_mode=RunMode.MULTIRUN,
             with_log_configuration=False,
         )  # fmt: skip
     assert master.hydra.launcher._target_ == target

@@ -27,7 +27,7 @@ from hydra.core.plugins import Plugins
 from hydra.core.utils import JobStatus
 from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 
 @dataclass
@@ -99,13 +99,11 @@ class LinclsSweeper(Sweeper):
         jobs = self.jobs(list(arguments))
         self._validate(jobs)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        task_config = OmegaConf.to_container(
-            self.hydra_context.config_loader.load_sweep_config(self.config, list(jobs[0])),
-            resolve=False,
-        )
-        task_config.pop("hydra", None)
         # tracking settings may be swept too, but one sweep writes to one store: the first job's
-        task_config = OmegaConf.to_container(OmegaConf.create(task_config), resolve=True)
+        first = self.hydra_context.config_loader.load_sweep_config(self.config, list(jobs[0]))
+        with open_dict(first):
+            del first["hydra"]
+        task_config = OmegaConf.to_container(first, resolve=True)
         record_path = sweep_dir / ".lincls" / "sweep.json"
         record = sweeps.start_sweep(task_config, len(jobs), record_path, list(arguments))
         print(
