@@ -358,6 +358,8 @@ def test_runs_csv_holds_every_run_with_its_params_metrics_and_tags(study):
 
 
 def test_plane_runs_log_weights_that_redraw_their_predictions(study):
+    from lincls.registry import build_dataset
+
     plane = [r for r in study["runs"] if r.data.tags["dataset"] == "plane"]
     assert len(plane) == 2
     for run in plane:
@@ -365,7 +367,7 @@ def test_plane_runs_log_weights_that_redraw_their_predictions(study):
         assert {"weights.coef.0", "weights.coef.1", "weights.intercept"} <= set(m)
         assert "weights.coef.2" not in m
         assert m["weights.intercept"] != 0.0  # offset data: the bias moved
-        data = runner.build_dataset(report.dataset_config(report.runs_frame([run]).iloc[0]))
+        data = build_dataset(report.dataset_config(report.runs_frame([run]).iloc[0]))
         assert data.fingerprint == run.data.tags["dataset.fingerprint"]
         w = np.array([m["weights.coef.0"], m["weights.coef.1"]])
         predicted = np.where(data.X @ w + m["weights.intercept"] > 0, 1, -1)

@@ -1,0 +1,182 @@
+"""The study report: ``python -m experiments.report [STUDY_OR_PARENT_RUN_ID]``.
+
+Reads the runs of a sweep (a parent run id), of a study (every FINISHED run tagged with its name,
+one per config hash, the newest) or, with no argument, of the latest sweep, from MLflow into
+pandas, and writes ``results/<study>/``: ``report.md`` (bounds per learner, violations, ratios,
+scaling slopes, dataset families), PNG plots and ``runs.csv``. The same files are logged as
+artifacts of the sweep's parent run (under ``report/``), so the MLflow UI shows them.
+
+    python -m experiments.report                       # the latest sweep
+    python -m experiments.report bound_verification    # every run of a study
+    python -m experiments.report 3f2a...e1             # one sweep, by its parent run id
+
+Bad input (an unknown study or run id, an empty store) prints one line and exits non-zero.
+
+The steps, one module each: ``collect`` reads the runs into a frame, ``tables`` computes the
+bound tables and slope fits, ``plots`` draws the figures (``PLOTS``), ``render`` writes the
+markdown; ``write_report`` here runs them in that order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from experiments.report.collect import (
+    PAGE_SIZE,
+    ROLE_RUN,
+    ROLE_SWEEP,
+    TAGS_KEPT,
+    Selection,
+    dataset_config,
+    metric_histories,
+    open_store,
+    runs_frame,
+    search_all,
+    select_runs,
+)
+from experiments.report.plots import (
+    BOUNDARY_RUNS,
+    CURVE_METRIC,
+    CURVE_RUNS,
+    PLOT_FILES,
+    PLOTS,
+    Plot,
+    PlotInput,
+    curve_sample,
+    planar_runs,
+    plot_bound_ratios,
+    plot_cumulative,
+    plot_decision_boundaries,
+    plot_mistakes_vs_bound,
+    plot_mistakes_vs_gamma,
+)
+from experiments.report.render import REPORT_FILE, RUNS_FILE, TOLERANCE, render
+from experiments.report.tables import (
+    THEORY_SLOPE_GAMMA,
+    THEORY_SLOPE_RADIUS,
+    SlopeFit,
+    bound_names,
+    bound_table,
+    family_ranges,
+    fit_slopes,
+    learner_labels,
+    orders_of,
+    violations,
+)
+from lincls import tracking
+from lincls.errors import LinclsInputError
+
+__all__ = [
+    "BOUNDARY_RUNS",
+    "CURVE_METRIC",
+    "CURVE_RUNS",
+    "PAGE_SIZE",
+    "PLOTS",
+    "PLOT_FILES",
+    "REPORT_FILE",
+    "ROLE_RUN",
+    "ROLE_SWEEP",
+    "RUNS_FILE",
+    "TAGS_KEPT",
+    "THEORY_SLOPE_GAMMA",
+    "THEORY_SLOPE_RADIUS",
+    "TOLERANCE",
+    "Plot",
+    "PlotInput",
+    "Selection",
+    "SlopeFit",
+    "bound_names",
+    "bound_table",
+    "curve_sample",
+    "dataset_config",
+    "family_ranges",
+    "fit_slopes",
+    "learner_labels",
+    "main",
+    "metric_histories",
+    "open_store",
+    "orders_of",
+    "planar_runs",
+    "plot_bound_ratios",
+    "plot_cumulative",
+    "plot_decision_boundaries",
+    "plot_mistakes_vs_bound",
+    "plot_mistakes_vs_gamma",
+    "render",
+    "runs_frame",
+    "safe_name",
+    "search_all",
+    "select_runs",
+    "violations",
+    "write_report",
+]
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
+    """Write report.md, the plots and runs.csv into ``out_dir``; the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in (REPORT_FILE, RUNS_FILE, *PLOT_FILES):  # no stale plot from an earlier report
+        (out_dir / name).unlink(missing_ok=True)
+    runs = selection.runs
+    curves = metric_histories(client, curve_sample(runs)["run_id"], CURVE_METRIC)
+    data = PlotInput(runs, curves)
+    plots = {plot.file: plot.draw(data, out_dir / plot.file) for plot in PLOTS}
+    text = render(selection, bound_table(runs), fit_slopes(runs), family_ranges(runs), plots)
+    (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
+    runs.to_csv(out_dir / RUNS_FILE, index=False)
+    drawn = [out_dir / name for name, why in plots.items() if why is None]
+    return [out_dir / REPORT_FILE, out_dir / RUNS_FILE, *drawn]
+
+
+def safe_name(study: str) -> str:
+    """A study name as a directory name."""
+    return _SAFE_NAME.sub("_", study).strip("._") or "study"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit code (2 on bad input)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.report", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "target", nargs="?", help="a study name or a sweep's parent run id (default: latest sweep)"
+    )
+    parser.add_argument(
+        "--tracking-uri",
+        help="the MLflow store (default: $MLFLOW_TRACKING_URI, else results/mlflow.db)",
+    )
+    parser.add_argument("--experiment", default=tracking.DEFAULT_EXPERIMENT)
+    parser.add_argument("--out", type=Path, help="where the files go (default: results/<study>/)")
+    args = parser.parse_args(argv)
+    from mlflow.exceptions import MlflowException
+
+    uri = tracking.resolve_tracking_uri(args.tracking_uri)
+    try:
+        client, experiment_id = open_store(uri, args.experiment)
+        selection = select_runs(client, experiment_id, args.target)
+        out_dir = args.out or tracking.project_root() / "results" / safe_name(selection.study)
+        files = write_report(client, selection, out_dir)
+        for path in files if selection.parents else ():  # runs outside a sweep: no parent
+            client.log_artifact(selection.parents[0], str(path), artifact_path="report")
+    except LinclsInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except MlflowException as exc:
+        print(f"error: tracking-uri: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    logged = f"; also artifacts report/ of run {selection.parents[0]}" if selection.parents else ""
+    print(
+        f"report: {out_dir / REPORT_FILE} "
+        f"({selection.runs.shape[0]} runs of study {selection.study!r}{logged})"
+    )
+    if uri == tracking.default_tracking_uri():
+        print("MLflow UI: make ui  (then http://127.0.0.1:5000)")
+    else:
+        print(f"MLflow UI: mlflow ui --backend-store-uri {uri} --workers 1")
+    return 0

@@ -1,0 +1,227 @@
+"""Reading a study's runs from MLflow into pandas: one row per run, one column per value.
+
+A report covers the latest sweep, a sweep by its parent run id, or a study by name (its FINISHED
+runs over every sweep, one per config hash, the newest); ``select_runs`` picks them and says how
+many it left out and why. Nothing here draws or formats: the other modules work on the frame.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lincls.errors import LinclsInputError
+
+PAGE_SIZE = 1000  # runs per search_runs page
+ROLE_SWEEP = "sweep"
+ROLE_RUN = "run"
+TAGS_KEPT = (
+    "learner",
+    "dataset",
+    "order",
+    "bound_violated",
+    "bound.tightest",
+    "bounds.none",
+    "lincls.study",
+    "lincls.role",
+    "lincls.config_hash",
+    "mlflow.parentRunId",
+    "dataset.fingerprint",
+)
+Curve = list[tuple[int, float]]  # (step, value) points of one logged metric
+
+
+@dataclass
+class Selection:
+    """The runs a report covers: a study's name, its FINISHED runs and the sweeps they came from.
+
+    ``parents`` are the sweeps' parent run ids, newest first (the report is logged to the
+    first); ``left_out`` counts runs of those sweeps that are not in ``runs`` and why.
+    """
+
+    study: str
+    runs: pd.DataFrame
+    parents: list[str]
+    left_out: dict[str, int] = field(default_factory=dict)
+
+
+def open_store(uri: str, experiment: str):
+    """A client of an existing store and the id of ``experiment`` in it (never creates either)."""
+    from mlflow.tracking import MlflowClient
+
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).is_file():
+        raise LinclsInputError("tracking-uri", f"no MLflow store at {uri} (run a sweep first)")
+    client = MlflowClient(tracking_uri=uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        raise LinclsInputError("experiment", f"no experiment named {experiment!r} in {uri}")
+    return client, found.experiment_id
+
+
+def search_all(
+    client, experiment_id: str, filter_string: str = "", page_size: int = PAGE_SIZE
+) -> list:
+    """Every run of ``experiment_id`` matching ``filter_string``, newest first, page by page."""
+    runs: list = []
+    token = None
+    while True:
+        page = client.search_runs(
+            [experiment_id],
+            filter_string=filter_string,
+            max_results=page_size,
+            order_by=["attributes.start_time DESC"],
+            page_token=token,
+        )
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def runs_frame(runs: Sequence) -> pd.DataFrame:
+    """MLflow runs as a table: run_id, start_time, status, ``params.*``, ``metrics.*``, ``tags.*``.
+
+    Rows are sorted by start time (then id), so the same runs always give the same table.
+    """
+    rows = []
+    for run in runs:
+        row: dict[str, Any] = {
+            "run_id": run.info.run_id,
+            "run_name": run.info.run_name,
+            "start_time": run.info.start_time,
+            "status": run.info.status,
+        }
+        row.update({f"params.{k}": v for k, v in run.data.params.items()})
+        row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})
+        row.update({f"tags.{k}": run.data.tags[k] for k in TAGS_KEPT if k in run.data.tags})
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=["run_id", "run_name", "start_time", "status"])
+    if rows:
+        frame = pd.DataFrame(rows)
+        frame = frame.sort_values(["start_time", "run_id"], kind="stable").reset_index(drop=True)
+    fixed = ["run_id", "run_name", "start_time", "status"]
+    rest = sorted(c for c in frame.columns if c not in fixed)
+    return frame[fixed + rest]
+
+
+def _quoted(field_name: str, value: str) -> str:
+    if "'" in value or "\\" in value:
+        raise LinclsInputError(field_name, f"must not contain quotes or backslashes, got {value!r}")
+    return f"'{value}'"
+
+
+def _finished_unique(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """FINISHED runs, one per config hash (the newest); how many others were left out, and why."""
+    left_out: dict[str, int] = {}
+    finished = frame[frame["status"] == "FINISHED"]
+    for status, count in frame.loc[frame["status"] != "FINISHED", "status"].value_counts().items():
+        left_out[f"not FINISHED ({status})"] = int(count)
+    if "tags.lincls.config_hash" in finished.columns:
+        key = finished["tags.lincls.config_hash"].fillna(finished["run_id"])
+        newest = finished.assign(_key=key).sort_values(
+            ["start_time", "run_id"], ascending=False, kind="stable"
+        )
+        kept = newest.drop_duplicates("_key").drop(columns="_key")
+        if len(kept) < len(finished):
+            left_out["older run of the same config"] = len(finished) - len(kept)
+        finished = kept
+    finished = finished.sort_values(["start_time", "run_id"], kind="stable")
+    return finished.reset_index(drop=True), left_out
+
+
+def select_runs(
+    client, experiment_id: str, target: str | None = None, page_size: int = PAGE_SIZE
+) -> Selection:
+    """The runs to report: the latest sweep (``target`` None), a sweep by its parent run id, or a
+    study by name (its FINISHED runs over every sweep, one per config hash, the newest)."""
+    sweeps = search_all(
+        client, experiment_id, f"tags.`lincls.role` = '{ROLE_SWEEP}'", page_size=page_size
+    )
+    by_id = {run.info.run_id: run for run in sweeps}
+    if target is None or target in by_id:
+        if not sweeps:
+            raise LinclsInputError(
+                "study", "no sweep in this experiment yet (run one: python -m experiments.run -m)"
+            )
+        parent = by_id[target] if target is not None else sweeps[0]
+        parent_id = parent.info.run_id
+        children = search_all(
+            client,
+            experiment_id,
+            f"tags.`mlflow.parentRunId` = {_quoted('study', parent_id)}",
+            page_size=page_size,
+        )
+        study = parent.data.tags.get("lincls.study") or parent.info.run_name or parent_id
+        parents = [parent_id]
+    else:
+        study = target
+        quoted = _quoted("study", target)
+        children = search_all(
+            client,
+            experiment_id,
+            f"tags.`lincls.study` = {quoted} and tags.`lincls.role` = '{ROLE_RUN}'",
+            page_size=page_size,
+        )
+        if not children:
+            known = sorted({r.data.tags.get("lincls.study", "") for r in sweeps} - {""})
+            raise LinclsInputError(
+                "study",
+                f"no study and no sweep run id {target!r} in this experiment "
+                f"(studies: {', '.join(known) or 'none'})",
+            )
+        parents = [s.info.run_id for s in sweeps if s.data.tags.get("lincls.study") == target]
+    runs, left_out = _finished_unique(runs_frame(children))
+    if runs.empty:
+        raise LinclsInputError("study", f"{study!r} has no FINISHED runs yet")
+    if target is not None and target not in by_id:
+        # Only the sweeps that still contribute a run; the report goes to the newest of them.
+        used = set(runs.get("tags.mlflow.parentRunId", pd.Series(dtype=object)).dropna())
+        parents = [p for p in parents if p in used] or parents
+    return Selection(study, runs, parents, left_out)
+
+
+def metric_histories(client, run_ids: Iterable[str], key: str) -> dict[str, Curve]:
+    """Each run's logged history of metric ``key`` as (step, value) points, by run id."""
+    curves = {}
+    for run_id in run_ids:
+        history = client.get_metric_history(run_id, key)
+        curves[run_id] = [(int(p.step), float(p.value)) for p in history]
+    return curves
+
+
+def column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """The column ``name`` of ``frame``, or all NaN when no run logged it."""
+    if name in frame.columns:
+        return frame[name]
+    return pd.Series(np.nan, index=frame.index, dtype=float)
+
+
+def _value(text: Any) -> Any:
+    """A logged param back as the value it was (MLflow stores ``str(value)``; None as "null")."""
+    if not isinstance(text, str):
+        return text
+    if text == "null":
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        try:
+            return float(text)  # inf, nan
+        except ValueError:
+            return text
+
+
+def dataset_config(run: pd.Series) -> dict[str, Any]:
+    """The run's ``dataset`` config, rebuilt from its logged ``dataset.*`` params."""
+    prefix = "params.dataset."
+    return {
+        key[len(prefix) :]: _value(value)
+        for key, value in run.items()
+        if key.startswith(prefix) and isinstance(value, str)
+    }

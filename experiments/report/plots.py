@@ -1,0 +1,288 @@
+"""The report's figures, one function each, drawn into PNG files with matplotlib's Agg canvas.
+
+A figure is ``draw(data, path) -> None | str``: it writes ``path`` and returns None, or writes
+nothing and returns why it is left out (one clause, which the report prints). ``PLOTS`` lists
+them in the order the report shows them; a new figure is a function here and one line there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from experiments.report.collect import Curve, column, dataset_config
+from experiments.report.tables import bound_names, learner_labels
+from lincls.errors import LinclsInputError
+
+CURVE_METRIC = "cumulative_mistakes"  # the per-step history plot_cumulative draws
+CURVE_RUNS = 8  # cumulative-mistake curves drawn (evenly spread over the bound ratios)
+BOUNDARY_RUNS = 4  # decision-boundary panels drawn
+
+
+@dataclass(frozen=True)
+class PlotInput:
+    """What the figures draw from: the runs (one per row) and, by run id, the ``CURVE_METRIC``
+    histories of the runs ``curve_sample`` picks (read from the store by the writer)."""
+
+    runs: pd.DataFrame
+    curves: Mapping[str, Curve] = field(default_factory=dict)
+
+
+def _matplotlib_version() -> tuple[int, int]:
+    import matplotlib
+
+    return tuple(int(part) for part in matplotlib.__version__.split(".")[:2])
+
+
+_MPL = _matplotlib_version()
+
+
+def _figure(width: float = 6.4, height: float = 4.8):
+    from matplotlib.figure import Figure  # no pyplot: no global state, the Agg canvas
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _save(fig, path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=100)
+
+
+def _positive(*series: pd.Series) -> pd.Series:
+    ok = pd.Series(True, index=series[0].index)
+    for s in series:
+        ok &= s.notna() & (s > 0) & np.isfinite(s.astype(float))
+    return ok
+
+
+def plot_mistakes_vs_bound(data: PlotInput, path: Path) -> str | None:
+    """Mistakes against the tightest bound, log–log, with y = x; None, or why it is left out."""
+    frame = data.runs
+    mistakes = column(frame, "metrics.mistakes")
+    bound = column(frame, "metrics.bound.tightest")
+    ok = _positive(mistakes, bound)
+    if not ok.any():
+        return "no run has both mistakes > 0 and a mistake bound"
+    labels = learner_labels(frame)
+    fig = _figure()
+    ax = fig.add_subplot()
+    for label in sorted(labels[ok].unique()):
+        mine = ok & (labels == label)
+        ax.scatter(bound[mine], mistakes[mine], s=18, alpha=0.7, label=label)
+    low = min(bound[ok].min(), mistakes[ok].min())
+    high = max(bound[ok].max(), mistakes[ok].max())
+    ax.plot([low, high], [low, high], "k--", lw=1, label="mistakes = bound")
+    ax.set(xscale="log", yscale="log", xlabel="tightest mistake bound", ylabel="mistakes")
+    ax.set_title("Mistakes against the tightest bound")
+    ax.legend(fontsize="small")
+    _save(fig, path)
+    return None
+
+
+def plot_bound_ratios(data: PlotInput, path: Path) -> str | None:
+    """The distribution of mistakes / bound per learner and bound (box plots)."""
+    frame = data.runs
+    labels = learner_labels(frame)
+    boxes, names = [], []
+    for label in sorted(labels.unique()):
+        for bound in bound_names(frame):
+            ratio = column(frame, f"metrics.bound_ratio.{bound}")[labels == label].dropna()
+            if ratio.shape[0]:
+                boxes.append(ratio.to_numpy(float))
+                names.append(f"{label} · {bound}")
+    if not boxes:
+        return "no run has a mistake bound"
+    fig = _figure(7.5, 1.2 + 0.35 * len(boxes))
+    ax = fig.add_subplot()
+    positions = np.arange(1, len(boxes) + 1)
+    horizontal = {"orientation": "horizontal"} if _MPL >= (3, 10) else {"vert": False}
+    ax.boxplot(boxes, positions=positions, **horizontal)
+    ax.set_yticks(positions, names)
+    ax.axvline(1.0, color="k", ls="--", lw=1)
+    ax.invert_yaxis()
+    ax.set(xlabel="mistakes / bound (1 = the bound is met exactly)")
+    ax.set_title("Bound ratios per learner and bound")
+    _save(fig, path)
+    return None
+
+
+def plot_mistakes_vs_gamma(data: PlotInput, path: Path) -> str | None:
+    """Mistakes against the margin γ, one colour per radius R, with the theory curve (R/γ)²."""
+    frame = data.runs
+    mistakes = column(frame, "metrics.mistakes")
+    gamma = column(frame, "metrics.margin")
+    radius = column(frame, "metrics.radius")
+    ok = _positive(mistakes, gamma, radius)
+    if not ok.any():
+        return "no run has mistakes > 0 and a certified margin γ"
+    labels = learner_labels(frame)
+    rounded = radius.round(9)
+    markers = "os^vD<>pP*X"
+    fig = _figure()
+    ax = fig.add_subplot()
+    colours = {}
+    for k, r in enumerate(sorted(rounded[ok].unique())):
+        colours[r] = f"C{k % 10}"
+        g = gamma[ok & (rounded == r)]
+        low, high = g.min(), g.max()
+        if high < 1.5 * low:  # (nearly) one γ: draw the curve over a factor 4 around it
+            low, high = low / 2, high * 2
+        grid = np.geomspace(low, high, 50)
+        ax.plot(grid, (r / grid) ** 2, "--", color=colours[r], lw=1, label=f"(R/γ)², R = {r:g}")
+    for j, label in enumerate(sorted(labels[ok].unique())):
+        mine = ok & (labels == label)
+        ax.scatter(
+            gamma[mine],
+            mistakes[mine],
+            c=[colours[r] for r in rounded[mine]],
+            marker=markers[j % len(markers)],
+            s=18,
+            alpha=0.7,
+            label=label,
+        )
+    ax.set(xscale="log", yscale="log", xlabel="margin γ (certified)", ylabel="mistakes")
+    ax.set_title("Mistakes against γ (colour: radius R)")
+    ax.legend(fontsize="small")
+    _save(fig, path)
+    return None
+
+
+def curve_sample(frame: pd.DataFrame, count: int = CURVE_RUNS) -> pd.DataFrame:
+    """At most ``count`` runs with a bound, spread evenly over their tightest-bound ratios."""
+    ratio = column(frame, "metrics.bound_ratio.tightest")
+    bounded = frame[ratio.notna() & column(frame, "metrics.mistakes").notna()]
+    bounded = bounded.assign(_ratio=ratio[bounded.index]).sort_values(
+        ["_ratio", "run_id"], kind="stable"
+    )
+    if bounded.shape[0] <= count:
+        return bounded.drop(columns="_ratio")
+    picks = np.unique(np.round(np.linspace(0, bounded.shape[0] - 1, count)).astype(int))
+    return bounded.iloc[picks].drop(columns="_ratio")
+
+
+def plot_cumulative(data: PlotInput, path: Path) -> str | None:
+    """Cumulative mistakes / the tightest bound against the presentation index, sampled runs."""
+    frame, curves = data.runs, data.curves
+    sample = frame[frame["run_id"].isin([k for k, v in curves.items() if v])]
+    if sample.empty:
+        return "no run with a bound logged a cumulative_mistakes curve"
+    labels = learner_labels(frame)
+    fig = _figure(7.5, 4.8)
+    ax = fig.add_subplot()
+    for index, run in sample.iterrows():
+        steps, values = zip(*sorted(curves[run["run_id"]]), strict=True)
+        bound = run["metrics.bound.tightest"]
+        ax.step(
+            steps,
+            np.asarray(values) / bound,
+            where="post",
+            label=f"{labels[index]}, {run.get('tags.dataset', '?')}, "
+            f"γ={run.get('metrics.margin', math.nan):.3g}, "
+            f"R={run.get('metrics.radius', math.nan):g}",
+        )
+    ax.axhline(1.0, color="k", ls="--", lw=1, label="the bound")
+    ax.set(xscale="log", xlabel="presentation", ylabel="cumulative mistakes / tightest bound")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"Cumulative mistakes against the bound ({sample.shape[0]} runs)")
+    ax.legend(fontsize="x-small", loc="upper left")
+    _save(fig, path)
+    return None
+
+
+def planar_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """Runs on 2-D data whose weights were logged (``weights.coef.0``, ``.1``, no ``.2``)."""
+    ok = (
+        column(frame, "metrics.weights.coef.0").notna()
+        & column(frame, "metrics.weights.coef.1").notna()
+        & column(frame, "metrics.weights.coef.2").isna()
+    )
+    return frame[ok]
+
+
+def plot_decision_boundaries(data: PlotInput, path: Path) -> str | None:
+    """The training data of up to four 2-D runs (rebuilt from their params) and w·x + b = 0."""
+    frame = data.runs
+    runs = planar_runs(frame)
+    if runs.empty:
+        return (
+            "no run on 2-D data logged its weights (a binary linear learner on `dataset=plane` "
+            "logs `weights.coef.*`)"
+        )
+    from lincls.registry import build_dataset  # imports the learners: only when there is a plot
+
+    panels = []
+    for _, run in runs.iterrows():
+        try:
+            data = build_dataset(dataset_config(run))
+        except (LinclsInputError, OSError, TypeError, ValueError):
+            continue  # e.g. a CSV file that is not there any more
+        if data.X.shape[1] == 2:
+            panels.append((run, data.X.toarray() if hasattr(data.X, "toarray") else data.X, data.y))
+        if len(panels) == BOUNDARY_RUNS:
+            break
+    if not panels:
+        return "the data of the 2-D runs could not be rebuilt from their params"
+    labels = learner_labels(frame)
+    fig = _figure(4.0 * len(panels), 4.2)
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (run, X, y) in zip(axes, panels, strict=True):
+        w = np.array([run["metrics.weights.coef.0"], run["metrics.weights.coef.1"]])
+        b = run.get("metrics.weights.intercept", 0.0)
+        b = 0.0 if pd.isna(b) else float(b)
+        positive = y == np.unique(y)[-1]
+        ax.scatter(X[positive, 0], X[positive, 1], s=8, c="C0", label="positive")
+        ax.scatter(X[~positive, 0], X[~positive, 1], s=8, c="C3", label="negative")
+        limit = 1.05 * float(np.abs(X).max())
+        t = np.linspace(-limit, limit, 2)
+        if abs(w[1]) >= abs(w[0]) and w[1] != 0:
+            ax.plot(t, -(w[0] * t + b) / w[1], "k-", lw=1.5, label="w·x + b = 0")
+        elif w[0] != 0:
+            ax.plot(-(w[1] * t + b) / w[0], t, "k-", lw=1.5, label="w·x + b = 0")
+        ax.set(xlim=(-limit, limit), ylim=(-limit, limit), aspect="equal")
+        ax.set_title(
+            f"{labels[run.name]}, {run.get('params.dataset.kind', run.get('tags.dataset', ''))}\n"
+            f"seed {run.get('params.seed', '?')}, "
+            f"{run.get('metrics.mistakes', math.nan):g} mistakes",
+            fontsize="small",
+        )
+        ax.legend(fontsize="x-small", loc="lower right")
+    _save(fig, path)
+    return None
+
+
+class Plot(NamedTuple):
+    """One figure of the report: its file, its heading in the report and what draws it."""
+
+    file: str
+    title: str
+    draw: Callable[[PlotInput, Path], str | None]
+
+
+PLOTS = (
+    Plot(
+        "mistakes_vs_bound.png",
+        "Mistakes against the tightest bound (log–log, y = x)",
+        plot_mistakes_vs_bound,
+    ),
+    Plot("bound_ratios.png", "Bound ratios per learner and bound", plot_bound_ratios),
+    Plot(
+        "mistakes_vs_gamma.png",
+        "Mistakes against γ with the theory curve (R/γ)²",
+        plot_mistakes_vs_gamma,
+    ),
+    Plot(
+        "cumulative_mistakes.png",
+        "Cumulative mistakes against the bound (a sample of runs)",
+        plot_cumulative,
+    ),
+    Plot("decision_boundaries.png", "Decision boundaries on 2-D data", plot_decision_boundaries),
+)
+PLOT_FILES = tuple(plot.file for plot in PLOTS)

@@ -1,0 +1,128 @@
+"""The report as markdown: ``report.md`` from the selection, the tables, the fits and the plots.
+
+Only formatting happens here; the numbers come from ``tables`` and the figures from ``plots``
+(a plot that was left out is one line saying why). Another format is another renderer beside
+this one, taking the same arguments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+from experiments.report.collect import Selection, column
+from experiments.report.plots import PLOTS
+from experiments.report.tables import (
+    THEORY_SLOPE_GAMMA,
+    THEORY_SLOPE_RADIUS,
+    SlopeFit,
+    learner_labels,
+)
+from lincls.bounds import RELATIVE_TOLERANCE
+
+REPORT_FILE = "report.md"
+RUNS_FILE = "runs.csv"
+TOLERANCE = f"{RELATIVE_TOLERANCE:g}".replace("e-0", "e-")  # as written: 1e-9
+
+
+def _num(x: float) -> str:
+    """A ratio or slope for the table: 6 significant digits, always with a decimal point."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    text = f"{x:.6g}"
+    return text if any(c in text for c in ".en") else f"{text}.0"
+
+
+def _slope(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:+.3f}"
+
+
+def render(
+    selection: Selection,
+    table: pd.DataFrame,
+    fits: list[SlopeFit],
+    families: pd.DataFrame,
+    plots: Mapping[str, str | None],
+) -> str:
+    """``report.md``: the tables and, per plot, its image or the line saying why it is left out."""
+    runs = selection.runs
+    flagged = int((column(runs, "tags.bound_violated") == "true").sum())
+    lines = [
+        f"# Study `{selection.study}`",
+        "",
+        f"- Runs: {runs.shape[0]} FINISHED (one per config, the newest)"
+        + (
+            "; left out: " + ", ".join(f"{n} {why}" for why, n in sorted(left_out.items()))
+            if (left_out := selection.left_out)
+            else ""
+        ),
+        "- Sweeps (parent runs, newest first): "
+        + (", ".join(f"`{p}`" for p in selection.parents) or "none (runs outside any sweep)"),
+        f"- Learners: {', '.join(sorted(learner_labels(runs).unique()))}; datasets: "
+        f"{', '.join(sorted(column(runs, 'tags.dataset').dropna().unique()))}",
+        f"- Runs the runner tagged `bound_violated=true`: {flagged}",
+        "",
+        "## Mistake bounds per learner",
+        "",
+    ]
+    if table.empty:
+        lines.append("No run logged a mistake bound (see the runs' `bounds.skipped` tag).")
+    else:
+        total = int(table.loc[table["bound"] != "tightest", "violations"].sum())
+        lines += [
+            f"A violation is mistakes > bound beyond the relative tolerance "
+            f"{TOLERANCE} of "
+            "`lincls.bounds.holds`; the ratio is mistakes / bound (1 = met exactly). "
+            "`tightest` is each run's smallest bound.",
+            "",
+            "| learner | bound | runs | violations | median ratio | max ratio |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for row in table.itertuples(index=False):
+            lines.append(
+                f"| {row.learner} | {row.bound} | {row.runs} | {row.violations} | "
+                f"{_num(row.median_ratio)} | {_num(row.max_ratio)} |"
+            )
+        lines += ["", f"Violations in all: **{total}**."]
+    lines += ["", "## Dataset families", ""]
+    for row in families.itertuples(index=False):
+        if row.bounded_runs == 0:
+            lines.append(f"- `{row.dataset}`: {row.runs} runs, none with a mistake bound")
+            continue
+        # A tight instance computes its bound as e.g. 9.000000000000002 for 9: 1 up to rounding.
+        met = abs(row.min_ratio - 1.0) <= RELATIVE_TOLERANCE >= abs(row.max_ratio - 1.0)
+        exact = f" (every run meets its bound: ratio 1 within {TOLERANCE})" if met else ""
+        lines.append(
+            f"- `{row.dataset}`: {row.runs} runs, tightest-bound ratio "
+            f"{_num(row.min_ratio)} to {_num(row.max_ratio)}{exact}"
+        )
+    lines += [
+        "",
+        "## Scaling with γ and R",
+        "",
+        "Least squares log M = a + s_γ log γ + s_R log R per learner × dataset × order, with γ "
+        "and R the certified margin and radius logged by each run. Novikoff's (R/γ)² gives "
+        f"s_γ = {THEORY_SLOPE_GAMMA:+g} and s_R = {THEORY_SLOPE_RADIUS:+g} on worst-case orders "
+        "(the orthonormal instance is one); a friendly order makes fewer mistakes and flatter "
+        "slopes. rms is the residual in natural-log units.",
+        "",
+        "| learner | dataset | order | runs | s_γ | s_R | rms | note |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for fit in fits:
+        lines.append(
+            f"| {fit.learner} | {fit.dataset} | {fit.order} | {fit.runs} | "
+            f"{_slope(fit.slope_gamma)} | {_slope(fit.slope_radius)} | "
+            f"{'–' if math.isnan(fit.rms) else f'{fit.rms:.3g}'} | {fit.note} |"
+        )
+    lines += ["", "## Plots", ""]
+    for plot in PLOTS:
+        why = plots.get(plot.file, "not drawn")
+        if why is None:
+            lines += [f"### {plot.title}", "", f"![{plot.title}]({plot.file})", ""]
+        else:
+            lines += [f"### {plot.title}", "", f"Left out: {why}.", ""]
+    lines += [f"The runs, one per row: [`{RUNS_FILE}`]({RUNS_FILE}).", ""]
+    return "\n".join(lines)

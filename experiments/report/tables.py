@@ -1,0 +1,186 @@
+"""The report's numbers: per-learner bound tables, violations, scaling slopes, dataset families.
+
+Each function takes the runs frame of ``collect`` (one row per run) and returns a table or a list
+of fits; a violation is decided by ``lincls.bounds.holds``, the one rule the runner uses too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from experiments.report.collect import column
+from lincls.bounds import holds
+
+THEORY_SLOPE_GAMMA = -2.0  # Novikoff: M ≤ (R/γ)², reached on worst-case orders
+THEORY_SLOPE_RADIUS = 2.0
+_BOUND = re.compile(r"^metrics\.bound\.([^.]+)$")
+
+
+def learner_labels(frame: pd.DataFrame) -> pd.Series:
+    """Each run's learner name, with the ``learner.*`` params that vary among that learner's runs
+    (e.g. ``perceptron (bias=none)``): runs of different rules are not pooled."""
+    names = column(frame, "tags.learner").fillna(column(frame, "params.learner.name"))
+    names = names.fillna("?").astype(str)
+    labels = names.copy()
+    prefix = "params.learner."
+    params = [c for c in frame.columns if c.startswith(prefix) and c != f"{prefix}name"]
+    for name, group in frame.groupby(names, sort=True):
+        varying = [c for c in params if group[c].nunique(dropna=False) > 1]
+        for index, row in group[varying].iterrows() if varying else ():
+            described = ", ".join(f"{c[len(prefix) :]}={row[c]}" for c in varying)
+            labels.loc[index] = f"{name} ({described})"
+    return labels
+
+
+def orders_of(frame: pd.DataFrame) -> pd.Series:
+    """The order each run presented its data in (the runner's tag, else the config's)."""
+    return column(frame, "tags.order").fillna(column(frame, "params.order")).fillna("fixed")
+
+
+def bound_names(frame: pd.DataFrame) -> list[str]:
+    """The mistake bounds logged (``bound.<name>``), ``tightest`` last."""
+    names = sorted({m.group(1) for c in frame.columns if (m := _BOUND.match(c))} - {"tightest"})
+    return names + (["tightest"] if "metrics.bound.tightest" in frame.columns else [])
+
+
+def violations(frame: pd.DataFrame, bound: str) -> pd.Series:
+    """Whether each run broke ``bound`` (``lincls.bounds.holds``: relative tolerance 1e-9).
+
+    A run with several orderings logs the mean mistakes but each bound at its worst ordering, so
+    there the logged ratio (worst ordering's mistakes / its bound) is compared with 1.
+    """
+    mistakes = column(frame, "metrics.mistakes")
+    value = column(frame, f"metrics.bound.{bound}")
+    ratio = column(frame, f"metrics.bound_ratio.{bound}")
+    several = column(frame, "metrics.orders").fillna(1.0) > 1
+    broke = [
+        (not holds(r, 1.0)) if many else (not holds(m, v))
+        for m, v, r, many in zip(mistakes, value, ratio, several, strict=True)
+    ]
+    return pd.Series(broke, index=frame.index) & value.notna()
+
+
+def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per learner and bound: runs, violations, median and max bound ratio."""
+    labels = learner_labels(frame)
+    rows = []
+    for bound in bound_names(frame):
+        has = column(frame, f"metrics.bound.{bound}").notna()
+        broke = violations(frame, bound)
+        ratio = column(frame, f"metrics.bound_ratio.{bound}")
+        for label in sorted(labels[has].unique()):
+            mine = has & (labels == label)
+            rows.append(
+                {
+                    "learner": label,
+                    "bound": bound,
+                    "runs": int(mine.sum()),
+                    "violations": int(broke[mine].sum()),
+                    "median_ratio": float(ratio[mine].median()),
+                    "max_ratio": float(ratio[mine].max()),
+                }
+            )
+    table = pd.DataFrame(
+        rows, columns=["learner", "bound", "runs", "violations", "median_ratio", "max_ratio"]
+    )
+    return table.sort_values(["learner", "bound"], key=_tightest_last, kind="stable").reset_index(
+        drop=True
+    )
+
+
+def _tightest_last(column: pd.Series) -> pd.Series:
+    if column.name == "bound":
+        return column.map(lambda b: (b == "tightest", b))
+    return column
+
+
+@dataclass
+class SlopeFit:
+    """log M = a + s_γ log γ + s_R log R over one learner × dataset × order (NaN: not fitted)."""
+
+    learner: str
+    dataset: str
+    order: str
+    runs: int
+    slope_gamma: float = math.nan
+    slope_radius: float = math.nan
+    rms: float = math.nan
+    note: str = ""
+
+
+def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
+    """Least-squares slopes of log mistakes on log γ (``margin``) and log R (``radius``).
+
+    One fit per learner × dataset × order, over its runs with mistakes > 0; a variable that is
+    the same in every run is left out of the fit, and a fit that cannot be made says why.
+    """
+    keys = pd.DataFrame(
+        {
+            "learner": learner_labels(frame),
+            "dataset": column(frame, "tags.dataset").fillna("?").astype(str),
+            "order": orders_of(frame).astype(str),
+        }
+    )
+    mistakes = column(frame, "metrics.mistakes")
+    gamma = column(frame, "metrics.margin")
+    radius = column(frame, "metrics.radius")
+    fits = []
+    for (learner, dataset, order), group in keys.groupby(["learner", "dataset", "order"]):
+        m, g, r = (s.loc[group.index].to_numpy(float) for s in (mistakes, gamma, radius))
+        usable = np.isfinite(m) & np.isfinite(g) & np.isfinite(r) & (m > 0) & (g > 0) & (r > 0)
+        fit = SlopeFit(learner, dataset, order, int(usable.sum()))
+        fits.append(fit)
+        notes = []
+        if (~usable).any():
+            notes.append(f"{int((~usable).sum())} runs without mistakes, γ or R left out")
+        log_m, log_g, log_r = np.log(m[usable]), np.log(g[usable]), np.log(r[usable])
+        vary_g = usable.any() and np.ptp(log_g) > 1e-9
+        vary_r = usable.any() and np.ptp(log_r) > 1e-9
+        columns = [np.ones_like(log_m)]
+        columns += [log_g] if vary_g else []
+        columns += [log_r] if vary_r else []
+        design = np.column_stack(columns)
+        if not (vary_g or vary_r):
+            notes.append("not fitted: γ and R are the same in every run")
+        elif fit.runs < design.shape[1]:
+            notes.append(f"not fitted: {fit.runs} runs for {design.shape[1]} coefficients")
+        elif np.linalg.matrix_rank(design) < design.shape[1]:
+            notes.append("not fitted: γ and R vary together (R/γ the same in every run)")
+        else:
+            coef, *_ = np.linalg.lstsq(design, log_m, rcond=None)
+            fit.rms = float(np.sqrt(np.mean((design @ coef - log_m) ** 2)))
+            k = 1
+            if vary_g:
+                fit.slope_gamma, k = float(coef[k]), k + 1
+            else:
+                notes.append("γ the same in every run")
+            if vary_r:
+                fit.slope_radius = float(coef[k])
+            else:
+                notes.append("R the same in every run")
+        fit.note = "; ".join(notes)
+    return fits
+
+
+def family_ranges(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset family: runs with a bound, the min and max ratio of the tightest bound."""
+    ratio = column(frame, "metrics.bound_ratio.tightest")
+    dataset = column(frame, "tags.dataset").fillna("?").astype(str)
+    rows = []
+    for name in sorted(dataset.unique()):
+        mine = ratio[(dataset == name) & ratio.notna()]
+        rows.append(
+            {
+                "dataset": name,
+                "runs": int((dataset == name).sum()),
+                "bounded_runs": int(mine.shape[0]),
+                "min_ratio": float(mine.min()) if mine.shape[0] else math.nan,
+                "max_ratio": float(mine.max()) if mine.shape[0] else math.nan,
+            }
+        )
+    return pd.DataFrame(rows, columns=["dataset", "runs", "bounded_runs", "min_ratio", "max_ratio"])
