@@ -16,12 +16,14 @@ certificate a run has and report the smallest value.
 
 SVMs cost far more than a perceptron fit, so ``CertificateCache`` keeps each one on disk, keyed
 by the dataset fingerprint: every learner, order and seed of a sweep sharing the data reuses it,
-across processes (a file lock around each computation, atomic writes).
+across processes (a file lock around each computation, atomic writes). ``certificates_of`` gathers
+a run's certificates as its learner labels the data; ``certificate_of`` is the generator's alone.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import tempfile
 import warnings
@@ -34,7 +36,9 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC, LinearSVC
 
-from lincls.geometry import Certificate, certify
+from lincls.data import Dataset
+from lincls.geometry import Certificate, MulticlassCertificate, certify, certify_multiclass
+from lincls.learners._base import binary_classes
 
 FIT_LOG = "fits.log"
 SVM_TOLERANCE = 1e-5
@@ -222,3 +226,63 @@ def svm_certificates(
         lambda: soft_margin_separator(X, y_signed, homogeneous),
     )
     return [certify(X, y_signed, soft[0], soft[1], source="soft_svm")], found is not None
+
+
+def certificate_of(dataset: Dataset, learner) -> Certificate | MulticlassCertificate | None:
+    """The certificate of the data as the learner labels it: the generator's (u, b) or U if known.
+
+    A multiclass learner on binary data gets the multiclass form of (u, b): rows (−u, u)/√2,
+    offsets (−b, b)/√2, multiclass margin √2·γ.
+    """
+    multiclass = learner.__sklearn_tags__().classifier_tags.multi_class
+    if dataset.U is not None:
+        if not multiclass:
+            return None
+        y_index = np.searchsorted(np.unique(dataset.y), dataset.y)
+        return certify_multiclass(dataset.X, y_index, dataset.U, None, source="generator")
+    if dataset.u is None:
+        return None
+    if multiclass:
+        y_index = np.searchsorted(learner.classes_, dataset.y)
+        U, b = np.vstack([-dataset.u, dataset.u]), np.array([-dataset.b, dataset.b])
+        return certify_multiclass(dataset.X, y_index, U, b, source="generator")
+    y_signed = np.where(dataset.y == learner.classes_[1], 1.0, -1.0)
+    return certify(dataset.X, y_signed, dataset.u, dataset.b, source="generator")
+
+
+def certificates_of(
+    dataset: Dataset, learner, svm: bool, cache_dir: str | None
+) -> tuple[list[Certificate], bool | None]:
+    """Every certificate of the data as the (fitted or not) binary learner labels it.
+
+    The generator's (u, b) when known, then, with ``svm``, the SVMs' (cached in ``cache_dir``
+    per dataset fingerprint and positive class): ([certificates], separable?), separable None
+    when nothing decides it.
+    """
+    classes = getattr(learner, "classes_", None)
+    if classes is None:
+        classes = binary_classes(dataset.y)
+    y_signed = np.where(dataset.y == classes[1], 1.0, -1.0)
+    certs: list[Certificate] = []
+    separable: bool | None = None
+    if dataset.u is not None:
+        certs.append(certify(dataset.X, y_signed, dataset.u, dataset.b, source="generator"))
+        separable = True if certs[0].separates else None
+    if svm and dataset.X.shape[0]:
+        cache = CertificateCache(cache_dir) if cache_dir else None
+        key = f"{dataset.fingerprint}-{hashlib.sha256(repr(classes[1]).encode()).hexdigest()[:8]}"
+        homogeneous = getattr(learner, "bias", "feature") == "none"
+        found, svm_separable = svm_certificates(
+            dataset.X, y_signed, homogeneous=homogeneous, fingerprint=key, cache=cache
+        )
+        certs.extend(found)
+        separable = svm_separable if separable is None or svm_separable else separable
+    return certs, separable
+
+
+def primary(certs: list[Certificate]) -> Certificate | None:
+    """The separating certificate of largest margin, else the first one."""
+    separating = [c for c in certs if c.separates]
+    if separating:
+        return max(separating, key=lambda c: c.margin)
+    return certs[0] if certs else None

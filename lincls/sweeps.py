@@ -33,16 +33,22 @@ from pathlib import Path
 from typing import Any
 
 from lincls import tracking
+from lincls.runner import execute, execute_deferred, refused_run
+from lincls.tags import (
+    HASH_TAG,
+    HOST_TAG,
+    OVERRIDES_TAG,
+    PARENT_TAG,
+    PID_TAG,
+    ROLE_TAG,
+    STUDY_TAG,
+    commit_tags,
+    config_hash,
+    process_tags,
+    study_of,
+)
 
 SWEEP_ENV = "LINCLS_SWEEP"
-ADHOC_STUDY = "adhoc"
-ROLE_TAG = "lincls.role"
-STUDY_TAG = "lincls.study"
-HASH_TAG = "lincls.config_hash"
-OVERRIDES_TAG = "lincls.overrides"
-HOST_TAG = "lincls.host"
-PID_TAG = "lincls.pid"
-PARENT_TAG = "mlflow.parentRunId"
 
 
 @dataclass(frozen=True)
@@ -70,16 +76,6 @@ class SweepRecord:
         fields = json.loads(Path(path).read_text())
         fields["finished"] = frozenset(fields.get("finished", ()))
         return cls(**fields)
-
-
-def study_of(config: Mapping[str, Any]) -> str:
-    """The study a config belongs to (the top-level ``study`` key), else ``adhoc``."""
-    return str(config.get("study") or ADHOC_STUDY)
-
-
-def process_tags() -> dict[str, str]:
-    """Where a run is being written from, so a later sweep can tell a dead writer."""
-    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
 
 
 def _alive(pid: int) -> bool:
@@ -138,9 +134,8 @@ def start_sweep(
         "lincls.jobs": str(total),
         OVERRIDES_TAG: " ".join(overrides)[: tracking.PARAM_VALUE_LIMIT],
         **process_tags(),
+        **commit_tags(),
     }
-    if tracking.git_commit():
-        tags["mlflow.source.git.commit"] = tracking.git_commit()
     parent = tracking.start_run(client, experiment_id, study, tags)
     progress = record_path.with_name("progress.log")
     progress.parent.mkdir(parents=True, exist_ok=True)
@@ -222,8 +217,6 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
     Returns ``{"status": "finished" | "failed" | "skipped", "run_id": ..., "error": ...}``, and
     with ``DEFERRED`` the run to write as ``"payload"`` (run id None until it is written).
     """
-    from lincls.runner import config_hash, execute, execute_deferred
-
     line = " ".join(overrides)
     outcome: dict[str, Any] = {"status": "finished", "run_id": None, "error": None}
     skip = bool((config.get("tracking") or {}).get("skip_finished", False))
@@ -248,7 +241,7 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
             outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}")
             outcome["run_id"] = getattr(exc, "lincls_run_id", None)
             if outcome["run_id"] is None:  # refused before its run existed: record it
-                outcome["run_id"] = _failed_run(client, experiment_id, config, tags, exc)
+                outcome["run_id"] = refused_run(client, experiment_id, config, tags, exc)
     if not DEFERRED:  # in a pool, the launching process counts the job when it has it
         report_progress(record, outcome, line)
     return outcome
@@ -268,15 +261,3 @@ def write_deferred(record: SweepRecord, outcome: dict[str, Any]) -> None:
         return
     client, experiment_id = tracking.open_experiment(record.tracking_uri, record.experiment)
     outcome["run_id"] = tracking.write_payload(client, experiment_id, payload)
-
-
-def _failed_run(client, experiment_id: str, config, tags: dict, error: Exception) -> str:
-    """A FAILED run for a config refused before it ran: its params and the error."""
-    from lincls.runner import run_tags
-
-    run_id = tracking.start_run(
-        client, experiment_id, tags.get(OVERRIDES_TAG), run_tags(config, tags)
-    )
-    tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})
-    tracking.fail_run(client, run_id, error)
-    return run_id

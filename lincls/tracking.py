@@ -9,41 +9,23 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import subprocess
 import time
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
-import numpy as np
+from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
+
+__all__ = ["default_tracking_uri", "project_root", "resolve_tracking_uri"]  # re-exported
 
 DEFAULT_EXPERIMENT = "lincls"
 PARAM_VALUE_LIMIT = 6000
 
 
-def project_root() -> Path:
-    """The source tree lincls runs from (holding pyproject.toml), else the working directory."""
-    here = Path(__file__).resolve().parents[1]
-    return here if (here / "pyproject.toml").is_file() else Path.cwd().resolve()
-
-
-def default_tracking_uri() -> str:
-    """``sqlite:///<project>/results/mlflow.db``, an absolute URI."""
-    return f"sqlite:///{project_root() / 'results' / 'mlflow.db'}"
-
-
-def resolve_tracking_uri(uri: str | None = None) -> str:
-    """The store to use: ``uri`` if given, else ``MLFLOW_TRACKING_URI``, else the default."""
-    return uri or os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri()
-
-
 def artifact_root(uri: str) -> str | None:
     """Where a SQLite store keeps artifacts: ``mlartifacts/`` beside the database file."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    db = Path(uri[len("sqlite:///") :])
-    return (db.parent / "mlartifacts").resolve().as_uri()
+    db = sqlite_path(uri)
+    return None if db is None else (db.parent / "mlartifacts").resolve().as_uri()
 
 
 _OPENED: dict[tuple[str, str], tuple[Any, str]] = {}
@@ -60,8 +42,9 @@ def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT):
     key = (uri, name)
     if key in _OPENED:
         return _OPENED[key]
-    if uri.startswith("sqlite:///"):
-        Path(uri[len("sqlite:///") :]).parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite_path(uri)
+    if db is not None:
+        db.parent.mkdir(parents=True, exist_ok=True)
     client = MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
@@ -102,17 +85,6 @@ def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
         else:
             flat[name] = "null" if value is None else str(value)[:PARAM_VALUE_LIMIT]
     return flat
-
-
-def log_spaced_steps(total: int, count: int = 200) -> np.ndarray:
-    """At most ``count`` distinct integer steps in [1, total], spaced evenly on a log scale."""
-    if total < 1:
-        return np.zeros(0, dtype=np.int64)
-    steps = np.unique(np.round(np.geomspace(1, total, num=min(count, total))).astype(np.int64))
-    if steps.shape[0] < min(count, total):  # rounding merged some small steps: fill from the start
-        extra = np.setdiff1d(np.arange(1, total + 1), steps)[: min(count, total) - steps.shape[0]]
-        steps = np.union1d(steps, extra)
-    return steps
 
 
 def start_run(client, experiment_id: str, run_name: str | None, tags: Mapping[str, str]) -> str:

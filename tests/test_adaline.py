@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lincls import bounds, runner
+from lincls import bounds, certificates, registry, runner
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
 from lincls.learners import Adaline, LeastSquaresClassifier
@@ -218,7 +218,7 @@ def test_no_mistake_bound_is_claimed():
     data = make_separable(100, 4, margin=0.1, radius=1.0, seed=2, n_test=0)
     model = Adaline(lr=0.1).fit(data.X, data.y)
     evaluation = bounds.evaluate(
-        bounds.RunFacts(model, data.radius, runner.certificate_of(data, model))
+        bounds.RunFacts(model, data.radius, certificates.certificate_of(data, model))
     )
     assert evaluation.values == {}
     assert set(evaluation.skipped.values()) == {Adaline.no_bound_reason}
@@ -274,7 +274,7 @@ def test_a_logged_run_has_the_mistakes_the_accuracies_and_no_bound(store):
     (run,) = runs_of(store)
     assert run.info.status == "FINISHED" and run.info.run_id == outcome.run_id
     m, tags = run.data.metrics, run.data.tags
-    data = runner.build_dataset(config["dataset"])
+    data = registry.build_dataset(config["dataset"])
     model = Adaline(lr=0.05, max_passes=5, random_state=0).fit(data.X, data.y)
     assert m["mistakes"] == model.mistakes_ > 0 and m["updates"] == model.updates_ == 1500
     assert m["passes_run"] == 5 and m["converged"] == 0.0

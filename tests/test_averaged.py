@@ -15,8 +15,8 @@ from sklearn.linear_model import SGDClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from experiments.benchmarks.perceptron import csr_problem, dense_problem
+from lincls.evaluation import measure
 from lincls.learners import AveragedPerceptron, Perceptron
-from lincls.runner import measure
 
 
 def assert_rel_close(actual, desired, rtol=1e-12):

@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from experiments.benchmarks.perceptron import csr_problem, dense_problem
-from lincls import bounds, runner
+from lincls import bounds, certificates, evaluation, runner
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
 from lincls.learners import BatchPerceptron, LearningRatePerceptron, Perceptron
@@ -165,7 +165,9 @@ def test_converges_on_separable_data_and_stops():
 # --- which bounds apply --------------------------------------------------------------------
 def evaluation_of(model, data):
     model.fit(data.X, data.y)
-    return bounds.evaluate(bounds.RunFacts(model, data.radius, runner.certificate_of(data, model)))
+    return bounds.evaluate(
+        bounds.RunFacts(model, data.radius, certificates.certificate_of(data, model))
+    )
 
 
 @settings(
@@ -241,12 +243,12 @@ def test_the_adversarial_order_needs_batches_of_one():
     common = ["learner=batch_perceptron", "order=adversarial", "dataset.n=100",
               "dataset.n_test=0", "certificates.svm=false"]  # fmt: skip
     with pytest.raises(LinclsInputError) as info:
-        runner.measure(compose_config([*common, "learner.batch_size=10"]))
+        evaluation.measure(compose_config([*common, "learner.batch_size=10"]))
     assert str(info.value) == (
         "learner.batch_size: the adversarial order presents one example at a time, so it needs "
         "batch_size = 1, got 10"
     )
-    m = runner.measure(compose_config([*common, "learner.batch_size=1"])).metrics
+    m = evaluation.measure(compose_config([*common, "learner.batch_size=1"])).metrics
     assert m["mistakes"] <= m["bound.novikoff_bias"] and m["converged"] == 1.0
 
 
@@ -259,7 +261,7 @@ def test_logged_runs_carry_the_batch_record_and_the_bounds_only_at_m_1(store):
     ten = runner.execute(
         compose_config([*common, "learner.batch_size=10", "tracking.run_name=m10"])
     )
-    plain = runner.measure(compose_config([*common[1:], "learner=perceptron"]))
+    plain = evaluation.measure(compose_config([*common[1:], "learner=perceptron"]))
     runs = {r.info.run_name: r for r in runs_of(store)}
     assert set(runs) == {"m1", "m10"} and {r.info.status for r in runs.values()} == {"FINISHED"}
     m1, m10 = runs["m1"].data, runs["m10"].data

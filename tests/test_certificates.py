@@ -11,7 +11,7 @@ from conftest import compose_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lincls import runner
+from lincls import evaluation
 from lincls.certificates import CertificateCache, separating_direction, svm_certificates
 from lincls.data import make_noisy, make_plane, make_separable
 
@@ -82,7 +82,7 @@ def _sweep_config(cache, learner):
 def test_a_sweep_of_four_learners_by_five_orders_fits_one_svm(tmp_path):
     fingerprints = set()
     for learner in LEARNERS:
-        outcome = runner.measure(_sweep_config(tmp_path, learner))
+        outcome = evaluation.measure(_sweep_config(tmp_path, learner))
         fingerprints.add(outcome.tags["dataset.fingerprint"])
         assert outcome.metrics["orders"] == 5.0
         assert outcome.tags["certificate.svm"] == "separates"
@@ -93,7 +93,7 @@ def test_a_sweep_of_four_learners_by_five_orders_fits_one_svm(tmp_path):
 
 def _measure(args):
     cache, learner = args
-    return runner.measure(_sweep_config(cache, learner)).metrics["certificate.svm.margin"]
+    return evaluation.measure(_sweep_config(cache, learner)).metrics["certificate.svm.margin"]
 
 
 def test_worker_processes_share_one_svm_fit(tmp_path):
@@ -112,7 +112,7 @@ def test_worker_processes_share_one_svm_fit(tmp_path):
     ],
 )
 def test_real_data_report_separability_and_the_matching_bound(tmp_path, dataset, separable):
-    outcome = runner.measure(compose_config([*dataset, f"certificates.cache_dir={tmp_path}"]))
+    outcome = evaluation.measure(compose_config([*dataset, f"certificates.cache_dir={tmp_path}"]))
     m, tags = outcome.metrics, outcome.tags
     assert m["separable"] == float(separable)
     assert "bound.freund_schapire" in m and tags["bound_violated"] == "false"

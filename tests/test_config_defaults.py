@@ -9,7 +9,7 @@ import scipy.sparse as sp
 import yaml
 from conftest import CONF, compose_config
 
-from lincls import runner
+from lincls import evaluation
 
 # the dataset each learner is run on (binary learners: the default, separable)
 PARTNER = {
@@ -40,7 +40,7 @@ def test_every_learner_option_runs_with_its_defaults(option):
     config = compose_config(
         [f"learner={option}", f"dataset={dataset}", *SMALL[dataset], "certificates.svm=false"]
     )
-    outcome = runner.measure(config)
+    outcome = evaluation.measure(config)
     params = outcome.learner.get_params()
     for key, value in yaml_values("learner", option).items():
         assert params[key] == value, (key, params[key], value)
@@ -98,10 +98,10 @@ def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
     learner = "multiclass_perceptron" if option == "multiclass" else "perceptron"
     overrides = [f"dataset={option}", f"learner={learner}", "certificates.svm=false"]
     config = compose_config([*overrides, *_files(tmp_path).get(option, [])])
-    learner_obj, dataset = runner.prepare(config)
+    learner_obj, dataset = evaluation.prepare(config)
     assert dataset.X.shape == SHAPES[option]
     assert dataset.X_test.shape[1] == SHAPES[option][1]
-    outcome = runner.fit_and_evaluate(learner_obj, dataset)
+    outcome = evaluation.fit_and_evaluate(learner_obj, dataset)
     assert outcome.tags["dataset.fingerprint"] == dataset.fingerprint
     assert outcome.tags["bound_violated"] == "false"
     X = dataset.X.toarray() if sp.issparse(dataset.X) else dataset.X

@@ -6,7 +6,7 @@ import pytest
 from conftest import CONF, compose_config
 from hydra.errors import ConfigCompositionException
 
-from lincls import runner
+from lincls import registry
 
 GROUP_OPTIONS = [
     (group, path.stem)
@@ -19,8 +19,8 @@ GROUP_OPTIONS = [
 def test_every_option_composes_and_is_registered(group, option):
     config = compose_config([f"{group}={option}"])
     assert config[group]["name"] == option
-    registry = runner.LEARNERS if group == "learner" else runner.DATASETS
-    assert option in registry
+    names = registry.LEARNERS if group == "learner" else registry.DATASETS
+    assert option in names
     if group == "dataset" and "seed" in config["dataset"]:
         assert config["dataset"]["seed"] == config["seed"]  # the dataset follows the run's seed
 

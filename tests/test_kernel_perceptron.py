@@ -16,10 +16,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from experiments.benchmarks.perceptron import csr_problem, dense_problem
 from lincls import bounds, runner
+from lincls.certificates import certificate_of
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
+from lincls.evaluation import prepare
 from lincls.learners import KernelPerceptron, Perceptron
-from lincls.runner import certificate_of, prepare
 
 
 @parametrize_with_checks(

@@ -9,7 +9,7 @@ from conftest import compose_config, runs_of
 from sklearn.linear_model import RidgeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lincls import runner
+from lincls import evaluation, runner
 from lincls.data import make_far_points
 from lincls.errors import LinclsInputError
 from lincls.learners import LeastSquaresClassifier, Perceptron
@@ -236,7 +236,7 @@ def test_a_run_on_far_points_logs_accuracies_and_says_no_bound_applies(store):
     assert tags["learner"] == "least_squares" and tags["dataset"] == "far_points"
     assert params["learner.solver"] == "auto" and params["dataset.radius"] == "10.0"
     # the perceptron separates the same logged data
-    perceptron = runner.measure(
+    perceptron = evaluation.measure(
         compose_config(["dataset=far_points", "seed=3", "passes=100", "certificates.svm=false"])
     )
     assert perceptron.metrics["train_accuracy"] == 1.0

@@ -12,10 +12,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from experiments.benchmarks.perceptron import csr_problem, dense_problem
 from lincls import bounds
+from lincls.certificates import certificate_of
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
+from lincls.evaluation import measure, prepare
 from lincls.learners import LearningRatePerceptron, MarginPerceptron, Perceptron
-from lincls.runner import certificate_of, measure, prepare
 
 
 @parametrize_with_checks(

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lincls import runner
+from lincls import evaluation, runner
 from lincls.data import make_disjunction
 from lincls.errors import LinclsInputError
 from lincls.learners import MaxEnt
@@ -334,7 +334,7 @@ def test_logged_run(store, case):
         values = [v for _, v in points]
         assert values == sorted(values)  # never decreases
     # the same config again: bitwise the same metrics
-    again = runner.measure(config).metrics
+    again = evaluation.measure(config).metrics
     drop = {"fit_seconds", "log_likelihood_per_iteration"}  # a curve's last point is in m
     assert {k: v for k, v in again.items() if k not in drop} == {
         k: v for k, v in m.items() if k not in drop
@@ -354,7 +354,7 @@ def test_logged_run(store, case):
 )
 def test_bad_config_is_one_line_naming_the_field(overrides, message):
     with pytest.raises(LinclsInputError) as info:
-        runner.prepare(compose_config(["learner=maxent", *overrides]))
+        evaluation.prepare(compose_config(["learner=maxent", *overrides]))
     assert str(info.value).startswith(message) and "\n" not in str(info.value)
 
 

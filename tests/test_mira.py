@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import bounds, runner
+from lincls.certificates import certificate_of
 from lincls.data import make_multiclass
 from lincls.errors import LinclsInputError
+from lincls.evaluation import prepare
 from lincls.learners import MIRA, MulticlassPerceptron
-from lincls.runner import certificate_of, prepare
 
 
 @parametrize_with_checks([MIRA(), MIRA(max_step=0.05, bias="none", shuffle=True, random_state=0)])

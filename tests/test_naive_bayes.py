@@ -12,7 +12,7 @@ from conftest import compose_config, run_cli, runs_of
 from sklearn.naive_bayes import BernoulliNB
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lincls import runner
+from lincls import evaluation, runner
 from lincls.errors import LinclsInputError
 from lincls.learners import NaiveBayesLinear
 
@@ -222,7 +222,7 @@ def test_logged_run_on_disjunction_data(store):
 )
 def test_bad_config_is_one_line_naming_the_field(overrides, message):
     with pytest.raises(LinclsInputError) as info:
-        runner.prepare(compose_config(["learner=naive_bayes_linear", *overrides]))
+        evaluation.prepare(compose_config(["learner=naive_bayes_linear", *overrides]))
     assert str(info.value).startswith(message) and "\n" not in str(info.value)
 
 

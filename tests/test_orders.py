@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import compose_config
 
-from lincls import bounds, runner
+from lincls import bounds, evaluation
 from lincls.data import make_orthonormal, make_separable
 from lincls.errors import LinclsInputError
 from lincls.geometry import certify
@@ -40,8 +40,8 @@ def test_adversary_beats_the_mean_of_random_orders_on_twenty_separable_sets():
 
 def test_runner_reports_the_adversarial_ratio_to_the_bound(tmp_path):
     common = ["dataset.n=100", "dataset.d=5", f"certificates.cache_dir={tmp_path}"]
-    adversarial = runner.measure(compose_config([*common, "order=adversarial"]))
-    shuffled = runner.measure(compose_config([*common, "order=shuffled", "orders=5"]))
+    adversarial = evaluation.measure(compose_config([*common, "order=adversarial"]))
+    shuffled = evaluation.measure(compose_config([*common, "order=shuffled", "orders=5"]))
     a, s = adversarial.metrics, shuffled.metrics
     assert adversarial.tags["order"] == "adversarial"
     assert a["mistakes"] >= s["mistakes"]
@@ -53,7 +53,7 @@ def test_several_orderings_log_mean_and_spread_and_the_worst_ordering(tmp_path):
     config = compose_config(
         ["order=shuffled", "orders=6", "dataset.n=150", f"certificates.cache_dir={tmp_path}"]
     )
-    outcome = runner.measure(config)
+    outcome = evaluation.measure(config)
     data = outcome.dataset
     counts = []
     for k in range(6):
@@ -66,7 +66,7 @@ def test_several_orderings_log_mean_and_spread_and_the_worst_ordering(tmp_path):
     assert (m["mistakes_min"], m["mistakes_max"]) == (min(counts), max(counts))
     # Novikoff's bound does not depend on the order: its ratio is the worst ordering's
     assert m["bound_ratio.novikoff_bias"] == pytest.approx(max(counts) / m["bound.novikoff_bias"])
-    assert runner.measure(config).metrics | {"fit_seconds": 0} == m | {"fit_seconds": 0}
+    assert evaluation.measure(config).metrics | {"fit_seconds": 0} == m | {"fit_seconds": 0}
 
 
 def test_fixed_orderings_permute_once_and_name_original_rows():
@@ -103,9 +103,9 @@ def test_adversary_plays_against_each_learner_and_forces_every_mistake_on_the_ti
 
 def test_bad_orders_are_one_line_errors():
     with pytest.raises(LinclsInputError, match=r"^order: must be one of 'fixed', 'shuffled'"):
-        runner.prepare(compose_config(["order=random"]))
+        evaluation.prepare(compose_config(["order=random"]))
     with pytest.raises(LinclsInputError, match=r"^orders: must be an integer in \[1, inf\)"):
-        runner.prepare(compose_config(["orders=0"]))
+        evaluation.prepare(compose_config(["orders=0"]))
 
 
 def test_adversarial_runs_are_deterministic_with_seeded_tie_breaks(tmp_path):
@@ -113,7 +113,7 @@ def test_adversarial_runs_are_deterministic_with_seeded_tie_breaks(tmp_path):
         ["order=adversarial", "orders=3", "dataset=orthonormal", "dataset.d=12",
          f"certificates.cache_dir={tmp_path}"]
     )  # fmt: skip
-    first, again = runner.measure(config), runner.measure(config)
+    first, again = evaluation.measure(config), evaluation.measure(config)
     assert first.metrics | {"fit_seconds": 0} == again.metrics | {"fit_seconds": 0}
     assert np.array_equal(first.learner.coef_, again.learner.coef_)
     # with the default bias the adversary's worst ordering stays within Novikoff's bound

@@ -9,7 +9,7 @@ import pytest
 from conftest import compose_config, run_cli, runs_of
 from mlflow.tracking import MlflowClient
 
-from lincls import runner
+from lincls import evaluation, runner
 from lincls.errors import LinclsInputError
 
 RUN_METRICS = {
@@ -228,7 +228,7 @@ def test_tight_instance_through_the_runner_has_ratio_exactly_one(tmp_path):
         ["dataset=orthonormal", "dataset.d=64", "dataset.radius=3", "learner.bias=none",
          f"certificates.cache_dir={tmp_path}"]
     )  # fmt: skip
-    m = runner.measure(config).metrics
+    m = evaluation.measure(config).metrics
     assert m["mistakes"] == 64.0
     assert m["bound_ratio.novikoff"] == 1.0 and m["bound_ratio.tightest"] == 1.0
     assert m["bound.novikoff"] == 64.0
@@ -239,7 +239,7 @@ def test_noisy_data_through_the_runner_log_freund_schapire_and_its_deficit(tmp_p
         ["dataset=noisy", "dataset.n=300", "order=shuffled", "orders=3",
          f"certificates.cache_dir={tmp_path}"]
     )  # fmt: skip
-    outcome = runner.measure(config)
+    outcome = evaluation.measure(config)
     m, tags = outcome.metrics, outcome.tags
     assert m["separable"] == 0.0 and tags["certificate.generator"] == "does not separate"
     assert "bound.novikoff_bias" not in m and tags["bound_violated"] == "false"
@@ -261,7 +261,7 @@ def test_svmlight_file_runs_sparse_through_the_runner(tmp_path):
         ["dataset=svmlight", f"dataset.path={path}", "dataset.test_fraction=0.2",
          f"certificates.cache_dir={tmp_path}"]
     )  # fmt: skip
-    outcome = runner.measure(config)
+    outcome = evaluation.measure(config)
     assert outcome.metrics["separable"] == 1.0 and outcome.tags["bound_violated"] == "false"
     assert outcome.metrics["mistakes"] <= outcome.metrics["bound.novikoff_bias"]
 
@@ -285,7 +285,7 @@ BAD_PREPARED = {
 def test_bad_input_of_new_datasets_is_one_line_naming_the_field(case):
     overrides, message = BAD_PREPARED[case]
     with pytest.raises(LinclsInputError) as info:
-        runner.prepare(compose_config(overrides))
+        evaluation.prepare(compose_config(overrides))
     assert str(info.value).startswith(message), str(info.value)
     assert "\n" not in str(info.value)
 
@@ -294,5 +294,5 @@ def test_malformed_svmlight_names_file_and_line(tmp_path):
     path = tmp_path / "broken.svm"
     path.write_text("+1 1:0.5 2:1\n-1 1:0.25 2:oops\n")
     with pytest.raises(LinclsInputError) as info:
-        runner.prepare(compose_config(["dataset=svmlight", f"dataset.path={path}"]))
+        evaluation.prepare(compose_config(["dataset=svmlight", f"dataset.path={path}"]))
     assert str(info.value).startswith(f"dataset.path: {path} line 2: '2:oops' is not index:value")

@@ -8,7 +8,7 @@ import pytest
 from conftest import compose_config, runs_of
 from mlflow.tracking import MlflowClient
 
-from lincls import bounds, runner
+from lincls import bounds, evaluation, runner
 from lincls.geometry import certify, hinge_deficit
 
 WRITES = ("log_batch", "log_metric", "log_param", "log_dict", "log_text", "set_tag")
@@ -45,7 +45,7 @@ def test_a_run_is_written_with_one_batched_call(store, monkeypatch):
 def test_certificate_metrics_on_separable_data(tmp_path):
     config = compose_config(["dataset.n=200", "dataset.d=5", "dataset.offset=0.3",
                              f"certificates.cache_dir={tmp_path}"])  # fmt: skip
-    m = runner.measure(config).metrics
+    m = evaluation.measure(config).metrics
     assert m["separable"] == 1.0
     generator = {key: m[f"certificate.generator.{key}"] for key in
                  ("margin", "radius", "gamma", "deficit")}  # fmt: skip
@@ -62,7 +62,7 @@ def test_certificate_metrics_on_separable_data(tmp_path):
 def test_certificate_metrics_on_noisy_data_are_the_deficit_at_the_chosen_gamma(tmp_path):
     config = compose_config(["dataset=noisy", "dataset.n=300", "dataset.d=5",
                              f"certificates.cache_dir={tmp_path}"])  # fmt: skip
-    outcome = runner.measure(config)
+    outcome = evaluation.measure(config)
     m, data = outcome.metrics, outcome.dataset
     cert = certify(data.X, np.where(data.y > 0, 1.0, -1.0), data.u, data.b, "generator")
     _, gamma, _ = bounds.freund_schapire_grid(cert.radius, cert.margins, np.ones(300))
@@ -78,7 +78,7 @@ def test_certificate_metrics_on_noisy_data_are_the_deficit_at_the_chosen_gamma(t
 def test_voted_test_error_bound_is_logged_apart_after_one_pass(tmp_path):
     common = ["learner=voted_perceptron", "dataset.n=300", "dataset.d=5", "dataset.n_test=400",
               f"certificates.cache_dir={tmp_path}"]  # fmt: skip
-    outcome = runner.measure(compose_config([*common, "passes=1"]))
+    outcome = evaluation.measure(compose_config([*common, "passes=1"]))
     m, tags = outcome.metrics, outcome.tags
     # Freund & Schapire (1999): E[error] ≤ (2/(m + 1))·((R + D)/γ)², m = 300 training examples
     bound = m["test_error_bound.voted_fs99"]
@@ -90,6 +90,6 @@ def test_voted_test_error_bound_is_logged_apart_after_one_pass(tmp_path):
     assert tags["test_error_bound.voted_fs99.certificate"] == source
     assert "bound.voted_fs99" not in m and tags["bound.tightest"] != "voted_fs99"
     # after two passes the theorem does not apply: skipped, with the reason
-    again = runner.measure(compose_config([*common, "passes=2"]))
+    again = evaluation.measure(compose_config([*common, "passes=2"]))
     assert not any(key.startswith("test_error_bound") for key in again.metrics)
     assert "voted_fs99: the theorem covers one pass" in again.tags["bounds.skipped"]

@@ -11,7 +11,8 @@ from omegaconf import OmegaConf, open_dict
 
 from hydra_plugins.lincls_sweeps.launcher import JobComposer
 from hydra_plugins.lincls_sweeps.sweeper import LinclsSweeper
-from lincls import runner
+from lincls import evaluation
+from lincls.tags import config_hash
 
 STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible change
@@ -66,8 +67,8 @@ def test_a_study_expands_to_its_grid_of_valid_configs(study, tmp_path):
             config = OmegaConf.to_container(cfg, resolve=True)
             assert config["study"] == study
             assert config["tracking"]["skip_finished"] is True
-            runner.prepare(config)  # every value in range, the data builds, the learner fits it
-            hashes.add(runner.config_hash(config))
+            evaluation.prepare(config)  # every value in range, the data builds, the learner fits it
+            hashes.add(config_hash(config))
     assert len(hashes) == len(jobs)
 
 

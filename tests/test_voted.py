@@ -13,8 +13,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from experiments.benchmarks.perceptron import csr_problem, dense_problem
 from lincls.errors import LinclsInputError
+from lincls.evaluation import measure, prepare
 from lincls.learners import AveragedPerceptron, Perceptron, VotedPerceptron
-from lincls.runner import measure, prepare
 
 RANDOM_DRAWS = (
     "prediction='random' draws one vector per example in row order, so a permuted or partial "

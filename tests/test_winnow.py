@@ -17,10 +17,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from experiments.benchmarks.perceptron import dense_problem
 from lincls import bounds, runner
 from lincls.bounds.winnow import disjunction_size
+from lincls.certificates import certificate_of
 from lincls.data import make_disjunction, make_separable
 from lincls.errors import LinclsInputError
+from lincls.evaluation import prepare
 from lincls.learners import BalancedWinnow, Perceptron, Winnow
-from lincls.runner import certificate_of, prepare
 
 NEGATIVE_DATA = "the check's data hold negative values, which Winnow rejects (features must be ≥ 0)"
 MONOTONE_ONLY = (

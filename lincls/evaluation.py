@@ -1,0 +1,205 @@
+"""A config's learner and dataset → a ``RunOutcome``: fit in order(s), measure, bound. No MLflow.
+
+``prepare`` builds and checks everything a config names (``lincls.registry``) and what the
+learner would refuse of the data, so bad input is found before any run exists. ``measure`` is
+``prepare`` then ``fit_and_evaluate``: the metrics, curves and tags a run logs, as plain dicts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from lincls import bounds as bounds_mod
+from lincls import measures
+from lincls.certificates import certificate_of, certificates_of, primary
+from lincls.data import Dataset
+from lincls.errors import LinclsInputError, check_choice, check_number
+from lincls.geometry import Certificate, row_norms
+from lincls.learners._base import binary_classes, check_finite
+from lincls.orders import ORDERS, fit_in_order
+from lincls.paths import default_cache_dir
+from lincls.registry import build_dataset, build_learner, prefixed
+
+
+@dataclass
+class RunOutcome:
+    """What a run measured and where it went."""
+
+    run_id: str | None
+    metrics: dict[str, float]
+    tags: dict[str, str]
+    curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    learner: Any = None
+    dataset: Dataset | None = None
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """How a run presents its data and finds certificates (the top-level config keys).
+
+    ``order`` and ``orders``: ``lincls.orders``; ``seed`` seeds the orderings. ``svm``: also
+    certify with SVMs (``lincls.certificates``), cached in ``cache_dir`` (None: no cache).
+    """
+
+    order: str = "fixed"
+    orders: int = 1
+    seed: int = 0
+    svm: bool = True
+    cache_dir: str | None = None
+
+
+def plan_of(config: Mapping[str, Any]) -> RunPlan:
+    """The ``RunPlan`` of a config, checked; the cache sits beside the tracking store."""
+    order = config.get("order", "fixed")
+    check_choice("order", order, ORDERS)
+    orders = config.get("orders", 1)
+    check_number("orders", orders, low=1, integer=True)
+    if order == "fixed" and config["learner"].get("shuffle"):
+        order = "shuffled"  # a learner asked to shuffle: the shuffled order, seeded by the run
+    settings = config.get("certificates") or {}
+    svm = settings.get("svm", True)
+    if not isinstance(svm, bool):
+        raise LinclsInputError("certificates.svm", f"must be true or false, got {svm!r}")
+    cache_dir = settings.get("cache_dir")
+    if cache_dir is None:
+        cache_dir = default_cache_dir((config.get("tracking") or {}).get("uri"))
+    return RunPlan(str(order), int(orders), int(config.get("seed", 0)), svm, str(cache_dir))
+
+
+def prepare(config: Mapping[str, Any]):
+    """The learner and dataset of a config, every value checked: (learner, dataset).
+
+    The plan's keys (order, orders, certificates) are checked too, and what the learner would
+    refuse of the data (e.g. Winnow: X < 0), all before a run exists.
+    """
+    check_number("passes", config.get("passes"), low=1, integer=True)
+    check_number("seed", config.get("seed"), low=0, integer=True)
+    learner = build_learner(config["learner"], int(config["passes"]), int(config["seed"]))
+    dataset = build_dataset(config["dataset"])
+    if not learner.__sklearn_tags__().classifier_tags.multi_class:
+        prefixed("dataset", lambda: binary_classes(dataset.y))
+    validate = getattr(learner, "_validate_X_y", None)
+    if validate is not None:
+        prefixed("dataset", lambda: validate(dataset.X, dataset.y, reset=True))
+    plan_of(config)
+    return learner, dataset
+
+
+def measure(config: Mapping[str, Any]) -> RunOutcome:
+    """Build, fit and evaluate one config, without touching MLflow."""
+    learner, dataset = prepare(config)
+    return fit_and_evaluate(learner, dataset, plan_of(config))
+
+
+def _binary_online(learner) -> bool:
+    return hasattr(learner, "bias_feature_") or (
+        hasattr(learner, "_one_pass") and not learner.__sklearn_tags__().classifier_tags.multi_class
+    )
+
+
+def _fit_orderings(learner, dataset: Dataset, plan: RunPlan, online: bool, adversary):
+    """The learner and its clones fitted once per ordering: (models, presentations, seconds)."""
+    models = [learner] + [clone(learner) for _ in range(plan.orders - 1)]
+    presentations: list[np.ndarray | None] = []
+    seconds = 0.0
+    for k, model in enumerate(models):
+        start = time.perf_counter()
+        if online:
+            presentations.append(
+                prefixed(
+                    "dataset",
+                    lambda m=model, k=k: fit_in_order(
+                        m, dataset.X, dataset.y, plan.order, k, plan.seed, adversary
+                    ),
+                    model,
+                )
+            )
+        else:
+            prefixed("dataset", lambda m=model: m.fit(dataset.X, dataset.y), model)
+            presentations.append(None)
+        seconds += time.perf_counter() - start
+    return models, presentations, seconds
+
+
+def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> RunOutcome:
+    """Fit ``learner`` on ``dataset``; its record, accuracies and the bounds that apply.
+
+    With ``plan.orders`` > 1 the learner is fitted once per ordering (clones): ``mistakes`` is
+    their mean, ``fit_seconds`` their total; accuracies and curves are the first ordering's. Each
+    bound is evaluated per ordering and logged at the ordering that comes closest to breaking it
+    (``measures.bound_metrics``). Without a plan: the fixed order, no SVM certificates.
+    """
+    plan = plan or RunPlan(svm=False)
+    online = _binary_online(learner)
+    certs: list[Certificate] = []
+    separable = None
+    if online:
+        prefixed("dataset", lambda: check_finite(dataset.X))  # before any SVM sees the data
+        certs, separable = certificates_of(dataset, learner, plan.svm, plan.cache_dir)
+    models, presentations, fit_seconds = _fit_orderings(
+        learner, dataset, plan, online, primary(certs)
+    )
+
+    metrics: dict[str, float] = {"fit_seconds": fit_seconds}
+    tags: dict[str, str] = {"order": plan.order}
+    curves: measures.Curves = {}
+    metrics["train_accuracy"] = float(learner.score(dataset.X, dataset.y))
+    if dataset.X_test.shape[0]:
+        metrics["test_accuracy"] = float(learner.score(dataset.X_test, dataset.y_test))
+    metrics.update(measures.weight_metrics(learner, dataset))
+
+    known = dataset.u is not None or dataset.U is not None
+    certificate = certificate_of(dataset, learner) if known else primary(certs)
+    metrics["radius"] = dataset.radius
+    if certificate is not None:
+        metrics["margin"] = certificate.margin
+        tags["lincls.certificate"] = certificate.source
+    cert_metrics, cert_tags = measures.certificate_metrics(certs)
+    metrics.update(cert_metrics)
+    tags.update(cert_tags)
+    if separable is not None:
+        metrics["separable"] = float(separable)
+
+    if hasattr(learner, "mistakes_"):
+        record, curves = measures.record_metrics(models)
+        metrics.update(record)
+        sq_norms = row_norms(dataset.X) ** 2 if online else None
+        evaluations = [
+            bounds_mod.evaluate(
+                bounds_mod.RunFacts(
+                    learner=model,
+                    radius=dataset.radius,
+                    certificate=certificate,
+                    certificates=tuple(certs) or ((certificate,) if certificate else ()),
+                    sq_norms=sq_norms,
+                    presentations=shown,
+                    n_train=dataset.X.shape[0],
+                )
+            )
+            for model, shown in zip(models, presentations, strict=True)
+        ]
+        mistakes = np.array([m.mistakes_ for m in models], dtype=np.float64)
+        test_error = 1.0 - metrics["test_accuracy"] if "test_accuracy" in metrics else None
+        bound_values, bound_tags = measures.bound_metrics(evaluations, mistakes, test_error)
+        metrics.update(bound_values)
+        tags.update(bound_tags)
+        if not evaluations[0].values:
+            tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
+                "no mistake bound applies to this run (see bounds.skipped)"
+            )
+    else:
+        tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
+            "not an online learner: no mistake bound applies"
+        )
+    if hasattr(learner, "log_likelihood_"):  # an iterative likelihood solver (MaxEnt)
+        likelihood, likelihood_curves = measures.likelihood_metrics(learner)
+        metrics.update(likelihood)
+        curves.update(likelihood_curves)
+    tags["dataset.fingerprint"] = dataset.fingerprint
+    return RunOutcome(None, metrics, tags, curves, learner, dataset)

@@ -1,0 +1,162 @@
+"""What a fitted run measured, as metrics, curves and tags (plain dicts; no MLflow here).
+
+``evaluation.fit_and_evaluate`` fits the learner in its orderings and hands the fitted models to
+these functions: the online record (mistakes, updates, passes, their curves), the certificates'
+geometry, each bound at the ordering closest to breaking it, and the weights of low-dimensional
+runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.linear_model._base import LinearClassifierMixin
+
+from lincls import bounds as bounds_mod
+from lincls.data import Dataset
+from lincls.geometry import Certificate, hinge_deficit
+
+CURVE_POINTS = 200
+WEIGHTS_MAX_FEATURES = 3  # weights of low-dimensional runs are logged, for pictures
+
+Curves = dict[str, list[tuple[int, float]]]
+
+
+def log_spaced_steps(total: int, count: int = CURVE_POINTS) -> np.ndarray:
+    """At most ``count`` distinct integer steps in [1, total], spaced evenly on a log scale."""
+    if total < 1:
+        return np.zeros(0, dtype=np.int64)
+    steps = np.unique(np.round(np.geomspace(1, total, num=min(count, total))).astype(np.int64))
+    if steps.shape[0] < min(count, total):  # rounding merged some small steps: fill from the start
+        extra = np.setdiff1d(np.arange(1, total + 1), steps)[: min(count, total) - steps.shape[0]]
+        steps = np.union1d(steps, extra)
+    return steps
+
+
+def certificate_metrics(certs: list[Certificate]) -> tuple[dict[str, float], dict[str, str]]:
+    """Each certificate's γ (its margin), R and the deficit D at the γ Freund–Schapire picks."""
+    metrics: dict[str, float] = {}
+    tags: dict[str, str] = {}
+    for cert in certs:
+        prefix = f"certificate.{cert.source}"
+        if cert.separates:
+            gamma, deficit = cert.margin, 0.0
+        else:
+            _, gamma, deficit = bounds_mod.freund_schapire_grid(
+                cert.radius, cert.margins, np.ones(cert.margins.shape[0])
+            )
+            deficit = hinge_deficit(cert.margins, gamma)
+        metrics.update({f"{prefix}.margin": cert.margin, f"{prefix}.radius": cert.radius,
+                        f"{prefix}.gamma": gamma, f"{prefix}.deficit": deficit})  # fmt: skip
+        tags[prefix] = "separates" if cert.separates else "does not separate"
+    return metrics, tags
+
+
+def weight_metrics(learner, dataset: Dataset) -> dict[str, float]:
+    """``weights.coef.<j>`` and ``weights.intercept`` of a binary learner scoring w·x + b, d ≤ 3.
+
+    With so few features the weights are a handful of numbers, and with the data rebuilt from the
+    run's params they draw the decision boundary (``experiments.report``).
+    """
+    coef = getattr(learner, "coef_", None)
+    linear = type(learner).decision_function is LinearClassifierMixin.decision_function
+    if coef is None or not linear or dataset.X.shape[1] > WEIGHTS_MAX_FEATURES:
+        return {}
+    if len(learner.classes_) != 2 or np.shape(coef) != (1, dataset.X.shape[1]):
+        return {}
+    weights = {f"weights.coef.{j}": float(w) for j, w in enumerate(np.ravel(coef))}
+    weights["weights.intercept"] = float(np.ravel(learner.intercept_)[0])
+    return weights
+
+
+def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:
+    """The online record of the fits (one per ordering): counts averaged, the first one's curves.
+
+    ``mistakes`` is the mean over orderings, with ``mistakes_std``, ``_min``, ``_max`` when
+    there are several (as LIBOL reports); a mini-batch learner adds its batches.
+    """
+    learner = learners[0]
+    mistakes = np.array([m.mistakes_ for m in learners], dtype=np.float64)
+    metrics = {
+        "mistakes": float(mistakes.mean()),
+        "updates": float(np.mean([m.updates_ for m in learners])),
+        "passes_run": float(np.mean([m.n_passes_ for m in learners])),
+        "converged": float(np.mean([m.converged_ for m in learners])),
+    }
+    if len(learners) > 1:
+        metrics.update(
+            orders=float(len(learners)),
+            mistakes_std=float(mistakes.std()),
+            mistakes_min=float(mistakes.min()),
+            mistakes_max=float(mistakes.max()),
+        )
+    curves: Curves = {
+        "mistakes_per_pass": [(p + 1, float(m)) for p, m in enumerate(learner.mistakes_per_pass_)]
+    }
+    steps = log_spaced_steps(learner.n_steps_)
+    cumulative = np.searchsorted(learner.mistake_steps_, steps, side="left")
+    curves["cumulative_mistakes"] = [
+        (int(s), float(c)) for s, c in zip(steps, cumulative, strict=True)
+    ]
+    per_batch = getattr(learner, "mistakes_per_batch_", None)
+    if per_batch is not None:  # a mini-batch learner: its batches and each one's mistakes
+        metrics["batches"] = float(np.mean([m.n_batches_ for m in learners]))
+        batches = log_spaced_steps(per_batch.shape[0])
+        curves["mistakes_per_batch"] = [(int(s), float(per_batch[s - 1])) for s in batches]
+    return metrics, curves
+
+
+def bound_metrics(
+    evaluations: list, mistakes: np.ndarray, test_error: float | None
+) -> tuple[dict[str, float], dict[str, str]]:
+    """Each bound at the ordering closest to breaking it, the tightest, and why others are out.
+
+    A mistake bound is a worst case over orders, so the worst ordering is its test:
+    ``bound_ratio.X`` = max over orderings of mistakes / bound.
+    """
+    metrics: dict[str, float] = {}
+    tags: dict[str, str] = {}
+    violated = False
+    logged: dict[str, tuple[float, float]] = {}
+    for name in evaluations[0].values:
+        per_order = [
+            (float(mistakes[k] / ev.values[name]), ev.values[name], k)
+            for k, ev in enumerate(evaluations)
+            if name in ev.values
+        ]
+        ratio, value, k = max(per_order)
+        violated |= any(not bounds_mod.holds(mistakes[j], v) for _, v, j in per_order)
+        logged[name] = (value, ratio)
+        metrics[f"bound.{name}"] = value
+        metrics[f"bound_ratio.{name}"] = ratio
+        tags[f"bound.{name}.certificate"] = evaluations[k].sources[name]
+        for key, detail in evaluations[k].details.get(name, {}).items():
+            metrics[f"bound_param.{name}.{key}"] = detail
+    if logged:
+        name = min(logged, key=lambda n: logged[n][0])
+        metrics["bound.tightest"], metrics["bound_ratio.tightest"] = logged[name]
+        tags["bound.tightest"] = name
+    for name, value in evaluations[0].test_error.items():
+        metrics[f"test_error_bound.{name}"] = value
+        tags[f"test_error_bound.{name}.certificate"] = evaluations[0].sources[name]
+        if test_error is not None:
+            metrics[f"test_error_bound_ratio.{name}"] = test_error / value
+    tags["bound_violated"] = str(violated).lower()
+    skipped = evaluations[0].skipped
+    reasons = set(skipped.values())
+    if len(reasons) == 1 and not evaluations[0].values:  # one reason rules out every bound
+        tags["bounds.skipped"] = f"every bound: {reasons.pop()}"
+    else:
+        tags["bounds.skipped"] = "; ".join(f"{k}: {v}" for k, v in skipped.items())
+    return metrics, tags
+
+
+def likelihood_metrics(learner) -> tuple[dict[str, float], Curves]:
+    """An iterative likelihood solver's (MaxEnt) final log-likelihood, iterations and curve."""
+    history = learner.log_likelihood_
+    metrics = {
+        "log_likelihood": float(history[-1]),
+        "iterations": float(learner.n_iter_),
+        "converged": float(learner.converged_),
+    }
+    steps = np.r_[0, log_spaced_steps(learner.n_iter_)]
+    return metrics, {"log_likelihood_per_iteration": [(int(s), float(history[s])) for s in steps]}

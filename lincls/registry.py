@@ -1,0 +1,132 @@
+"""The one place a learner or a dataset is named: config names → estimators and datasets.
+
+A new learner is a class in ``lincls.learners`` plus one line in ``LEARNERS`` (and its config
+schema in ``lincls.config`` with a YAML file in ``conf/learner/``); a new dataset likewise in
+``DATASETS``. Building checks every value and raises ``LinclsInputError`` naming the config field
+(``learner.lr``, ``dataset.margin``, …), so bad input is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lincls.data import (
+    Dataset,
+    load_breast_cancer,
+    load_csv,
+    load_digits,
+    load_iris,
+    load_svmlight,
+    load_wine,
+    make_disjunction,
+    make_far_points,
+    make_multiclass,
+    make_noisy,
+    make_orthonormal,
+    make_plane,
+    make_separable,
+)
+from lincls.errors import LinclsInputError
+from lincls.learners import (
+    MIRA,
+    Adaline,
+    AveragedPerceptron,
+    BalancedWinnow,
+    BatchPerceptron,
+    KernelPerceptron,
+    LearningRatePerceptron,
+    LeastSquaresClassifier,
+    MarginPerceptron,
+    MaxEnt,
+    MulticlassPerceptron,
+    NaiveBayesLinear,
+    PassiveAggressive,
+    Perceptron,
+    VotedPerceptron,
+    Winnow,
+)
+
+LEARNERS: dict[str, type] = {
+    "perceptron": Perceptron,
+    "averaged_perceptron": AveragedPerceptron,
+    "voted_perceptron": VotedPerceptron,
+    "margin_perceptron": MarginPerceptron,
+    "learning_rate_perceptron": LearningRatePerceptron,
+    "passive_aggressive": PassiveAggressive,
+    "kernel_perceptron": KernelPerceptron,
+    "winnow": Winnow,
+    "balanced_winnow": BalancedWinnow,
+    "multiclass_perceptron": MulticlassPerceptron,
+    "mira": MIRA,
+    "naive_bayes_linear": NaiveBayesLinear,
+    "maxent": MaxEnt,
+    "least_squares": LeastSquaresClassifier,
+    "adaline": Adaline,
+    "batch_perceptron": BatchPerceptron,
+}
+
+DATASETS: dict[str, Callable[..., Dataset]] = {
+    "separable": make_separable,
+    "orthonormal": make_orthonormal,
+    "disjunction": make_disjunction,
+    "csv": load_csv,
+    "multiclass": make_multiclass,
+    "noisy": make_noisy,
+    "plane": make_plane,
+    "breast_cancer": load_breast_cancer,
+    "digits": load_digits,
+    "iris": load_iris,
+    "wine": load_wine,
+    "svmlight": load_svmlight,
+    "far_points": make_far_points,
+}
+
+
+def prefixed(group: str, build: Callable[[], Any], learner=None) -> Any:
+    """Run ``build``; re-raise a bad-input error with its field under ``group.``.
+
+    While fitting ``learner``, an error about one of its parameters (e.g. ``max_vectors``
+    exceeded) goes under ``learner.`` instead.
+    """
+    try:
+        return build()
+    except LinclsInputError as exc:
+        owner = group
+        if learner is not None and exc.field.split(".")[0] in learner.get_params(deep=False):
+            owner = "learner"
+        raise LinclsInputError(f"{owner}.{exc.field}", exc.problem) from None
+    except TypeError as exc:  # an unknown keyword: a key the learner or generator does not take
+        raise LinclsInputError(group, str(exc).split("(")[-1].rstrip(")") or str(exc)) from None
+
+
+def _options(section: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in section.items() if k != "name"}
+
+
+def build_learner(learner_cfg: Mapping[str, Any], passes: int, seed: int):
+    """The estimator a learner config names, with its parameters checked."""
+    name = learner_cfg.get("name")
+    if name not in LEARNERS:
+        raise LinclsInputError("learner.name", f"must be one of {sorted(LEARNERS)}, got {name!r}")
+    cls = LEARNERS[name]
+
+    def build():
+        learner = cls(**_options(learner_cfg))
+        known = learner.get_params()
+        learner.set_params(
+            **{k: v for k, v in (("max_passes", passes), ("random_state", seed)) if k in known}
+        )
+        if hasattr(learner, "_check_params"):
+            learner._check_params()
+        return learner
+
+    return prefixed("learner", build)
+
+
+def build_dataset(dataset_cfg: Mapping[str, Any]) -> Dataset:
+    """The dataset a dataset config names (generated, or read from a file)."""
+    name = dataset_cfg.get("name")
+    if name not in DATASETS:
+        raise LinclsInputError("dataset.name", f"must be one of {sorted(DATASETS)}, got {name!r}")
+    return prefixed("dataset", lambda: DATASETS[name](**_options(dataset_cfg)))

@@ -1,0 +1,155 @@
+"""The house rules: imports go one way (no cycles, lower layers know nothing of higher ones) and
+no source file grows past 450 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+PACKAGES = ("lincls", "experiments", "hydra_plugins")
+MAX_LINES = 450
+
+# Lowest first. A module may import from its own layer or below, never above. A new module gets a
+# layer here, so where it sits is decided once, in one place. ``geometry`` is array arithmetic
+# (norms, margins) that knows nothing of lincls, so data and learners may use it.
+LAYERS: list[tuple[str, ...]] = [
+    ("lincls", "lincls.errors", "lincls.paths", "lincls.config", "lincls.geometry"),
+    ("lincls.data",),
+    ("lincls.learners",),
+    ("lincls.certificates",),
+    ("lincls.bounds",),
+    ("lincls.orders", "lincls.registry", "lincls.measures", "lincls.evaluation"),
+    ("lincls.tracking", "lincls.tags"),
+    ("lincls.runner", "lincls.sweeps"),
+    ("experiments", "hydra_plugins"),
+]
+
+
+def source_files() -> dict[str, Path]:
+    """Every module of the project's packages, by dotted name."""
+    modules = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules ``name`` imports, anywhere in the file (function-level imports too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def resolve(target: str) -> None:
+        while target and target not in known:  # `from a.b import c` where c is not a module
+            target = target.rpartition(".")[0]
+        if target and target != name:
+            found.add(target)
+
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                resolve(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                resolve(full if full in known else base)
+    return found
+
+
+GRAPH = {
+    name: imports_of(name, path, set(source_files()))
+    for name, path in sorted(source_files().items())
+}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def layer_of(module: str) -> int:
+    """The layer of a module: that of the longest listed prefix of its name."""
+    best, rank = "", -1
+    for k, names in enumerate(LAYERS):
+        for prefix in names:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+                best, rank = prefix, k
+    return rank
+
+
+def test_the_walk_sees_the_imports_it_should():
+    assert "lincls.tracking" in GRAPH["lincls.runner"]
+    assert "lincls.learners._base" in GRAPH["lincls.evaluation"]  # `from x import name`
+    assert "lincls.learners.perceptron" in GRAPH["lincls.learners"]  # a package's __init__
+    assert "lincls.registry" in GRAPH["experiments.report.plots"] or any(
+        "lincls.registry" in GRAPH[m] for m in GRAPH if m.startswith("experiments.report")
+    )  # an import inside a function counts
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    assert cycles(GRAPH) == []
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in GRAPH if layer_of(m) < 0] == []
+
+
+def test_imports_go_down_the_layers():
+    upward = [
+        f"{module} (layer {layer_of(module)}) imports {target} (layer {layer_of(target)})"
+        for module, targets in GRAPH.items()
+        for target in sorted(targets)
+        if layer_of(target) > layer_of(module)
+    ]
+    assert upward == []
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_no_source_file_is_over_450_lines(module):
+    lines = len(source_files()[module].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{module}: {lines} lines"
