@@ -4,7 +4,8 @@ A learner subclasses ``OnlineBinaryClassifier`` and supplies three things: ``_ch
 (range checks of its hyper-parameters), ``_init_weights`` (its state from ``coef_init`` /
 ``intercept_init``) and ``_run_pass`` (one pass of its numba kernel over the examples in a given
 order). The base class runs the passes, shuffles, stops on convergence and keeps the record that
-bounds, tracking and reports read:
+bounds, tracking and reports read (the multiclass base reuses all of it with other labels, through
+``_find_classes`` and ``_kernel_labels``):
 
 ``mistakes_``           sign wrong or zero activation, over all passes
 ``updates_``            weight changes (differ from mistakes for margin rules, PA, MIRA)
@@ -46,15 +47,23 @@ def check_finite(X: np.ndarray | sp.csr_matrix, field: str = "X") -> None:
     )
 
 
-def binary_classes(y: np.ndarray) -> np.ndarray:
-    """The two sorted label values of ``y``, or a one-line error naming ``y``."""
+def sorted_classes(y: np.ndarray, needs: str = "two classes") -> np.ndarray:
+    """The sorted label values of ``y``, or a one-line error naming ``y`` if there is only one.
+
+    ``needs`` words what the learner takes, in that error ("two classes", "at least two classes").
+    """
     check_classification_targets(y)
     classes = np.unique(y)
     if classes.shape[0] < 2:
         raise LinclsInputError(
-            "y",
-            f"needs two classes, got one class ({classes[0]!r}); a classifier can't train on it",
+            "y", f"needs {needs}, got one class ({classes[0]!r}); a classifier can't train on it"
         )
+    return classes
+
+
+def binary_classes(y: np.ndarray) -> np.ndarray:
+    """The two sorted label values of ``y``, or a one-line error naming ``y``."""
+    classes = sorted_classes(y)
     if classes.shape[0] > 2:
         kind = type_of_target(y, input_name="y")
         raise LinclsInputError(
@@ -89,6 +98,14 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         Steps are 0-based positions within this pass; the base class offsets them.
         """  # pragma: no cover
         raise NotImplementedError
+
+    def _find_classes(self, y: np.ndarray) -> np.ndarray:
+        """The sorted labels of ``y`` (exactly two here; the multiclass base takes more)."""
+        return binary_classes(y)
+
+    def _kernel_labels(self, y: np.ndarray) -> np.ndarray:
+        """Labels as the kernels take them: ±1 here (class indices in the multiclass base)."""
+        return self._signed_labels(y)
 
     # --- sklearn API -----------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -125,37 +142,40 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         """Fit from ``coef_init``, ``intercept_init`` (default 0) in up to ``max_passes`` passes."""
         self._check_params()
         X, y = self._validate_X_y(X, y, reset=True)
-        self.classes_ = binary_classes(y)
-        y_signed = self._signed_labels(y)
+        self.classes_ = self._find_classes(y)
+        labels = self._kernel_labels(y)
         self._init_weights(X, coef_init, intercept_init)
         self._reset_record()
         rng = check_random_state(self.random_state)
         identity = np.arange(X.shape[0], dtype=np.int64)
         for _ in range(self.max_passes):
             order = rng.permutation(X.shape[0]).astype(np.int64) if self.shuffle else identity
-            updates = self._one_pass(X, y_signed, order)
+            updates = self._one_pass(X, labels, order)
             if self.stop_when_converged and updates == 0:
                 break
         self._finish_record()
         return self
 
     def partial_fit(self, X, y, classes=None):
-        """One pass over ``X``, continuing from the current state and record."""
+        """One pass over ``X``, continuing from the current state and record.
+
+        The first call takes ``classes`` (all labels the learner will see) or those of ``y``.
+        """
         first = not hasattr(self, "classes_")
         if first:
             self._check_params()
         X, y = self._validate_X_y(X, y, reset=first)
         if first:
-            self.classes_ = binary_classes(np.asarray(classes) if classes is not None else y)
+            self.classes_ = self._find_classes(np.asarray(classes) if classes is not None else y)
             self._init_weights(X, None, None)
             self._reset_record()
         else:
             self._resume_record()
-        y_signed = self._signed_labels(y)
+        labels = self._kernel_labels(y)
         order = np.arange(X.shape[0], dtype=np.int64)
         if self.shuffle:
             order = check_random_state(self.random_state).permutation(X.shape[0]).astype(np.int64)
-        self._one_pass(X, y_signed, order)
+        self._one_pass(X, labels, order)
         self._finish_record()
         return self
 
@@ -189,8 +209,8 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
                 setattr(self, name, grown)
         return self._record_rows[start:end], self._record_steps[start:end]
 
-    def _one_pass(self, X, y_signed: np.ndarray, order: np.ndarray) -> int:
-        mistakes, updates, rows, steps = self._run_pass(X, y_signed, order)
+    def _one_pass(self, X, labels: np.ndarray, order: np.ndarray) -> int:
+        mistakes, updates, rows, steps = self._run_pass(X, labels, order)
         # A learner that wrote into ``_mistake_buffers`` hands back the same memory: then these
         # are in place already; otherwise its arrays are appended.
         rows_out, steps_out = self._mistake_buffers(mistakes)
@@ -247,4 +267,5 @@ __all__ = [
     "binary_classes",
     "check_finite",
     "initial_weights",
+    "sorted_classes",
 ]

@@ -1,9 +1,10 @@
 """Shared plumbing of the multiclass online learners: one weight row per class, argmax prediction.
 
-``OnlineMulticlassClassifier`` reuses the binary base's validation and online record
-(``mistakes_``, ``updates_``, ``mistakes_per_pass_``, ``mistake_steps_``, ``mistake_indices_``,
-``n_passes_``, ``converged_``, ``n_steps_``); only the labels differ: they are mapped to class
-indices 0..k−1 (the order of ``classes_``) instead of ±1. A subclass supplies ``_check_params``
+``OnlineMulticlassClassifier`` reuses the binary base's validation, passes (``fit``,
+``partial_fit``) and online record (``mistakes_``, ``updates_``, ``mistakes_per_pass_``,
+``mistake_steps_``, ``mistake_indices_``, ``n_passes_``, ``converged_``, ``n_steps_``); only the
+labels differ: two or more classes, mapped to class indices 0..k−1 (the order of ``classes_``)
+instead of ±1. A subclass supplies ``_check_params``
 and ``_run_pass``; the weights are ``coef_`` (k, d) and ``intercept_`` (k,), float64.
 
 Prediction is the argmax of the scores W·x + b with ties going to the lowest class index. With
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from lincls.errors import LinclsInputError, check_choice
@@ -26,6 +25,7 @@ from lincls.learners._base import (
     OnlineBinaryClassifier,
     check_finite,
     initial_weights,
+    sorted_classes,
 )
 
 MULTICLASS_BIAS_MODES = ("feature", "none")
@@ -33,15 +33,7 @@ MULTICLASS_BIAS_MODES = ("feature", "none")
 
 def multiclass_classes(y: np.ndarray) -> np.ndarray:
     """The sorted label values of ``y`` (at least two), or a one-line error naming ``y``."""
-    check_classification_targets(y)
-    classes = np.unique(y)
-    if classes.shape[0] < 2:
-        raise LinclsInputError(
-            "y",
-            f"needs at least two classes, got one class ({classes[0]!r}); "
-            "a classifier can't train on it",
-        )
-    return classes
+    return sorted_classes(y, needs="at least two classes")
 
 
 @njit(cache=True, nogil=True)
@@ -96,6 +88,14 @@ class OnlineMulticlassClassifier(OnlineBinaryClassifier):
         tags.classifier_tags.multi_class = True
         return tags
 
+    def _find_classes(self, y: np.ndarray) -> np.ndarray:
+        """The sorted labels of ``y``, at least two."""
+        return multiclass_classes(y)
+
+    def _kernel_labels(self, y: np.ndarray) -> np.ndarray:
+        """Class indices, as the Kesler kernels take them."""
+        return self._class_indices(y)
+
     def _class_indices(self, y: np.ndarray) -> np.ndarray:
         """Labels mapped to their index in ``classes_`` (int64)."""
         unknown = ~np.isin(y, self.classes_)
@@ -113,44 +113,6 @@ class OnlineMulticlassClassifier(OnlineBinaryClassifier):
         self.zero_init_ = not (self.coef_.any() or self.intercept_.any())
         self.radius_ = max_norm(X)
         self.bias_feature_ = 1.0 if self.bias == "feature" else 0.0
-
-    def fit(self, X, y, coef_init=None, intercept_init=None):
-        """Fit from ``coef_init`` (k, d) and ``intercept_init`` (k,) (default 0)."""
-        self._check_params()
-        X, y = self._validate_X_y(X, y, reset=True)
-        self.classes_ = multiclass_classes(y)
-        y_index = self._class_indices(y)
-        self._init_weights(X, coef_init, intercept_init)
-        self._reset_record()
-        rng = check_random_state(self.random_state)
-        identity = np.arange(X.shape[0], dtype=np.int64)
-        for _ in range(self.max_passes):
-            order = rng.permutation(X.shape[0]).astype(np.int64) if self.shuffle else identity
-            updates = self._one_pass(X, y_index, order)
-            if self.stop_when_converged and updates == 0:
-                break
-        self._finish_record()
-        return self
-
-    def partial_fit(self, X, y, classes=None):
-        """One pass over ``X``; the first call takes ``classes`` (all labels) or those of ``y``."""
-        first = not hasattr(self, "classes_")
-        if first:
-            self._check_params()
-        X, y = self._validate_X_y(X, y, reset=first)
-        if first:
-            self.classes_ = multiclass_classes(np.asarray(classes) if classes is not None else y)
-            self._init_weights(X, None, None)
-            self._reset_record()
-        else:
-            self._resume_record()
-        y_index = self._class_indices(y)
-        order = np.arange(X.shape[0], dtype=np.int64)
-        if self.shuffle:
-            order = check_random_state(self.random_state).permutation(X.shape[0]).astype(np.int64)
-        self._one_pass(X, y_index, order)
-        self._finish_record()
-        return self
 
     def _scores(self, X) -> np.ndarray:
         self._check_fitted()
