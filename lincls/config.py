@@ -274,6 +274,17 @@ class FarPointsConfig:
 
 
 @dataclass
+class PerceptronGameConfig:
+    name: str = "perceptron_game"
+    d: int = 2
+    margin: float = 0.1
+    radius: float = 1.0
+    strategy: str = "auto"
+    rounds: int | None = None
+    seed: int = SI("${seed}")
+
+
+@dataclass
 class SklearnSetConfig:
     name: str = MISSING
     classes: list[int] | None = None
@@ -375,6 +386,7 @@ DATASET_SCHEMAS: dict[str, type] = {
     "wine": WineConfig,
     "svmlight": SvmlightConfig,
     "far_points": FarPointsConfig,
+    "perceptron_game": PerceptronGameConfig,
 }
 
 
