@@ -20,6 +20,7 @@ from lincls import measures
 from lincls.certificates import certificate_of, certificates_of, primary
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
+from lincls.game import PerceptronGame, play
 from lincls.geometry import Certificate, row_norms
 from lincls.learners._base import binary_classes, check_finite
 from lincls.orders import ORDERS, fit_in_order
@@ -82,6 +83,9 @@ def prepare(config: Mapping[str, Any]):
     check_number("seed", config.get("seed"), low=0, integer=True)
     learner = build_learner(config["learner"], int(config["passes"]), int(config["seed"]))
     dataset = build_dataset(config["dataset"])
+    if isinstance(dataset, PerceptronGame):  # its data exist once it is played against the learner
+        _check_game(plan_of(config))
+        return learner, dataset
     if not learner.__sklearn_tags__().classifier_tags.multi_class:
         prefixed("dataset", lambda: binary_classes(dataset.y))
     validate = getattr(learner, "_validate_X_y", None)
@@ -89,6 +93,13 @@ def prepare(config: Mapping[str, Any]):
         prefixed("dataset", lambda: validate(dataset.X, dataset.y, reset=True))
     plan_of(config)
     return learner, dataset
+
+
+def _check_game(plan: RunPlan) -> None:
+    if plan.order != "fixed" or plan.orders != 1:
+        raise LinclsInputError(
+            "order", "the perceptron game decides the order itself: it needs order=fixed, orders=1"
+        )
 
 
 def measure(config: Mapping[str, Any]) -> RunOutcome:
@@ -136,13 +147,20 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     (``measures.bound_metrics``). Without a plan: the fixed order, no SVM certificates.
     """
     plan = plan or RunPlan(svm=False)
+    played = None
+    if isinstance(dataset, PerceptronGame):  # the learner is fitted as the game is played
+        _check_game(plan)
+        start = time.perf_counter()
+        game = dataset
+        dataset, shown = prefixed("dataset", lambda: play(game, learner, learner.max_passes))
+        played = ([learner], [shown], time.perf_counter() - start)
     online = _binary_online(learner)
     certs: list[Certificate] = []
     separable = None
     if online:
         prefixed("dataset", lambda: check_finite(dataset.X))  # before any SVM sees the data
         certs, separable = certificates_of(dataset, learner, plan.svm, plan.cache_dir)
-    models, presentations, fit_seconds = _fit_orderings(
+    models, presentations, fit_seconds = played or _fit_orderings(
         learner, dataset, plan, online, primary(certs)
     )
 
@@ -189,6 +207,12 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
         bound_values, bound_tags = measures.bound_metrics(evaluations, mistakes, test_error)
         metrics.update(bound_values)
         tags.update(bound_tags)
+        slack, slack_tags, slack_curves = measures.slack_metrics(
+            learner, dataset, evaluations[0], tuple(certs) or (certificate,)
+        )
+        metrics.update(slack)
+        tags.update(slack_tags)
+        curves.update(slack_curves)
         if not evaluations[0].values:
             tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
                 "no mistake bound applies to this run (see bounds.skipped)"

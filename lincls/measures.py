@@ -14,6 +14,7 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from lincls import bounds as bounds_mod
 from lincls.data import Dataset
 from lincls.geometry import Certificate, hinge_deficit
+from lincls.slack import novikoff_comparator, novikoff_slack
 
 CURVE_POINTS = 200
 WEIGHTS_MAX_FEATURES = 3  # weights of low-dimensional runs are logged, for pictures
@@ -160,3 +161,45 @@ def likelihood_metrics(learner) -> tuple[dict[str, float], Curves]:
     }
     steps = np.r_[0, log_spaced_steps(learner.n_iter_)]
     return metrics, {"log_likelihood_per_iteration": [(int(s), float(history[s])) for s in steps]}
+
+
+NOVIKOFF_BOUNDS = ("novikoff", "novikoff_bias")
+
+
+def slack_metrics(
+    learner, dataset: Dataset, evaluation, certificates: tuple
+) -> tuple[dict[str, float], dict[str, str], Curves]:
+    """``bound_slack.{progress,angle,norm}`` of the logged Novikoff bound, and the lemma curves.
+
+    Only for the perceptron rule with a constant step (``lincls.slack``): every update a mistake.
+    The comparator is the certificate the logged bound used, on the vectors the learner sees.
+    """
+    name = next((n for n in NOVIKOFF_BOUNDS if n in evaluation.values), None)
+    plain_rule = getattr(learner, "schedule", "constant") == "constant"
+    if name is None or not plain_rule or learner.updates_ != learner.mistakes_:
+        return {}, {}, {}
+    source = evaluation.sources[name]
+    certificate = next((c for c in certificates if c is not None and c.source == source), None)
+    if certificate is None or certificate.u is None:
+        return {}, {}, {}
+    c = float(getattr(learner, "bias_feature_", 0.0))
+    comparator = novikoff_comparator(certificate, dataset.radius, c)
+    y_signed = np.where(dataset.y == learner.classes_[1], 1.0, -1.0)
+    steps = log_spaced_steps(learner.mistakes_)
+    slack = novikoff_slack(dataset.X, y_signed, learner.mistake_indices_, comparator, c, steps)
+    if slack is None:
+        return {}, {}, {}
+    metrics = {
+        "bound_slack.progress": slack.progress,
+        "bound_slack.angle": slack.angle,
+        "bound_slack.norm": slack.norm,
+    }
+    curves: Curves = {
+        "lemma.progress": [
+            (int(s), float(v)) for s, v in zip(slack.steps, slack.progress_curve, strict=True)
+        ],
+        "lemma.norm": [
+            (int(s), float(v)) for s, v in zip(slack.steps, slack.norm_curve, strict=True)
+        ],
+    }
+    return metrics, {"bound_slack.bound": name}, curves

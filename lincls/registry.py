@@ -28,6 +28,7 @@ from lincls.data import (
     make_separable,
 )
 from lincls.errors import LinclsInputError
+from lincls.game import make_perceptron_game
 from lincls.learners import (
     MIRA,
     Adaline,
@@ -66,7 +67,7 @@ LEARNERS: dict[str, type] = {
     "batch_perceptron": BatchPerceptron,
 }
 
-DATASETS: dict[str, Callable[..., Dataset]] = {
+DATASETS: dict[str, Callable[..., Any]] = {
     "separable": make_separable,
     "orthonormal": make_orthonormal,
     "disjunction": make_disjunction,
@@ -80,6 +81,7 @@ DATASETS: dict[str, Callable[..., Dataset]] = {
     "wine": load_wine,
     "svmlight": load_svmlight,
     "far_points": make_far_points,
+    "perceptron_game": make_perceptron_game,
 }
 
 

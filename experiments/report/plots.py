@@ -198,9 +198,13 @@ def plot_cumulative(data: PlotInput, path: Path) -> str | None:
 
 
 def planar_runs(frame: pd.DataFrame) -> pd.DataFrame:
-    """Runs on 2-D data whose weights were logged (``weights.coef.0``, ``.1``, no ``.2``)."""
+    """Runs on 2-D data whose weights were logged (``weights.coef.0``, ``.1``, no ``.2``).
+
+    A perceptron game's data are made against the learner, so its params cannot rebuild them.
+    """
     ok = (
-        column(frame, "metrics.weights.coef.0").notna()
+        (column(frame, "params.dataset.name") != "perceptron_game")
+        & column(frame, "metrics.weights.coef.0").notna()
         & column(frame, "metrics.weights.coef.1").notna()
         & column(frame, "metrics.weights.coef.2").isna()
     )
