@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from conftest import ROOT, compose_config
@@ -549,3 +551,30 @@ def test_study_runs_outside_any_sweep_are_reported_without_a_parent(study, tmp_p
         "- `orthonormal`: 1 runs, tightest-bound ratio 1.0 to 1.0 "
         "(every run meets its bound: ratio 1 within 1e-9)\n"
     ) in text
+
+
+def test_the_slack_table_names_the_factor_that_holds_runs_back():
+    frame = pd.DataFrame(
+        {
+            "tags.learner": ["perceptron"] * 4,
+            "params.learner.bias": ["none"] * 4,
+            "tags.dataset": ["perceptron_game", "perceptron_game", "perceptron_game", "separable"],
+            "params.dataset.d": ["2", "2", "100", "20"],
+            "metrics.bound_slack.progress": [1.0, 1.0, 1.0, 0.3],
+            "metrics.bound_slack.angle": [0.99, 0.97, 1.0, 0.9],
+            "metrics.bound_slack.norm": [0.5, 0.52, 1.0, 0.6],
+        }
+    )
+    labels = report.tables.dataset_labels(frame)
+    assert list(labels) == [
+        "perceptron_game d=2", "perceptron_game d=2", "perceptron_game d=100", "separable"
+    ]  # fmt: skip
+    table = report.slack_table(frame).set_index("dataset")
+    assert table.loc["perceptron_game d=2", "runs"] == 2
+    assert table.loc["perceptron_game d=2", "norm"] == pytest.approx(0.51)
+    assert table.loc["perceptron_game d=2", "held_back_by"] == "norm"
+    assert table.loc["separable", "held_back_by"] == "progress"
+    lines = importlib.import_module("experiments.report.render")._slack_lines(
+        report.slack_table(frame)
+    )
+    assert "| perceptron | perceptron_game d=2 | 2 | 1.0 | 0.98 | 0.51 | norm |" in lines

@@ -65,6 +65,7 @@ from experiments.report.tables import (
     fit_slopes,
     learner_labels,
     orders_of,
+    slack_table,
     violations,
 )
 from lincls import tracking
@@ -111,6 +112,7 @@ __all__ = [
     "safe_name",
     "search_all",
     "select_runs",
+    "slack_table",
     "violations",
     "write_report",
 ]
@@ -127,7 +129,8 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     curves = metric_histories(client, curve_sample(runs)["run_id"], CURVE_METRIC)
     data = PlotInput(runs, curves)
     plots = {plot.file: plot.draw(data, out_dir / plot.file) for plot in PLOTS}
-    text = render(selection, bound_table(runs), fit_slopes(runs), family_ranges(runs), plots)
+    tables = (bound_table(runs), fit_slopes(runs), family_ranges(runs))
+    text = render(selection, *tables, plots, slack=slack_table(runs))
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
     runs.to_csv(out_dir / RUNS_FILE, index=False)
     drawn = [out_dir / name for name, why in plots.items() if why is None]

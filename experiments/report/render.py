@@ -39,12 +39,37 @@ def _slope(x: float) -> str:
     return "–" if math.isnan(x) else f"{x:+.3f}"
 
 
+def _slack_lines(slack: pd.DataFrame | None) -> list[str]:
+    """Which factor of Novikoff's proof keeps each learner × dataset from its bound."""
+    if slack is None or slack.empty:
+        return []
+    lines = [
+        "",
+        "## Where the runs lose to Novikoff's bound",
+        "",
+        "mistakes / (R/γ)² = progress · angle · norm, each ≤ 1 (seed 000, Lemmas 1–2): progress "
+        "= (kγ / w·u)², below 1 when mistakes moved w towards u by more than γ; angle = "
+        "cos²(w, u); norm = ‖w‖² / (kR²), below 1 when mistakes grew ‖w‖² by less than R². "
+        "Medians over the runs; the smallest holds the runs back.",
+        "",
+        "| learner | dataset | runs | progress | angle | norm | held back by |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for row in slack.itertuples(index=False):
+        lines.append(
+            f"| {row.learner} | {row.dataset} | {row.runs} | {_num(row.progress)} | "
+            f"{_num(row.angle)} | {_num(row.norm)} | {row.held_back_by} |"
+        )
+    return lines
+
+
 def render(
     selection: Selection,
     table: pd.DataFrame,
     fits: list[SlopeFit],
     families: pd.DataFrame,
     plots: Mapping[str, str | None],
+    slack: pd.DataFrame | None = None,
 ) -> str:
     """``report.md``: the tables and, per plot, its image or the line saying why it is left out."""
     runs = selection.runs
@@ -117,6 +142,7 @@ def render(
             f"{_slope(fit.slope_gamma)} | {_slope(fit.slope_radius)} | "
             f"{'–' if math.isnan(fit.rms) else f'{fit.rms:.3g}'} | {fit.note} |"
         )
+    lines += _slack_lines(slack)
     lines += ["", "## Plots", ""]
     for plot in PLOTS:
         why = plots.get(plot.file, "not drawn")

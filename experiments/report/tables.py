@@ -113,6 +113,37 @@ class SlopeFit:
     note: str = ""
 
 
+def dataset_labels(frame: pd.DataFrame) -> pd.Series:
+    """The dataset of each run; a perceptron game with its dimension (d = 2 and d ≥ (R/γ)²
+    are different games: the plane's player forces half of what the orthogonal one does)."""
+    name = column(frame, "tags.dataset").fillna("?").astype(str)
+    d = column(frame, "params.dataset.d").fillna("?").astype(str)
+    return name.where(name != "perceptron_game", name + " d=" + d)
+
+
+SLACK_FACTORS = ("progress", "angle", "norm")
+
+
+def slack_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per learner × dataset: the median of each Novikoff slack factor and the smallest one.
+
+    The factors multiply to mistakes / bound (``lincls.slack``); the smallest median is the one
+    that keeps the runs furthest from their bound.
+    """
+    factors = {f: column(frame, f"metrics.bound_slack.{f}") for f in SLACK_FACTORS}
+    logged = factors["progress"].notna()
+    keys = pd.DataFrame({"learner": learner_labels(frame), "dataset": dataset_labels(frame)})
+    rows = []
+    for (learner, dataset), group in keys[logged].groupby(["learner", "dataset"]):
+        medians = {f: float(factors[f].loc[group.index].median()) for f in SLACK_FACTORS}
+        rows.append(
+            {"learner": learner, "dataset": dataset, "runs": int(group.shape[0]), **medians,
+             "held_back_by": min(medians, key=medians.__getitem__)}
+        )  # fmt: skip
+    columns = ["learner", "dataset", "runs", *SLACK_FACTORS, "held_back_by"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
     """Least-squares slopes of log mistakes on log γ (``margin``) and log R (``radius``).
 
@@ -122,7 +153,7 @@ def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
     keys = pd.DataFrame(
         {
             "learner": learner_labels(frame),
-            "dataset": column(frame, "tags.dataset").fillna("?").astype(str),
+            "dataset": dataset_labels(frame),
             "order": orders_of(frame).astype(str),
         }
     )
@@ -170,7 +201,7 @@ def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
 def family_ranges(frame: pd.DataFrame) -> pd.DataFrame:
     """Per dataset family: runs with a bound, the min and max ratio of the tightest bound."""
     ratio = column(frame, "metrics.bound_ratio.tightest")
-    dataset = column(frame, "tags.dataset").fillna("?").astype(str)
+    dataset = dataset_labels(frame)
     rows = []
     for name in sorted(dataset.unique()):
         mine = ratio[(dataset == name) & ratio.notna()]
