@@ -126,7 +126,7 @@ def soft_margin_separator(X, y_signed: np.ndarray, homogeneous: bool) -> tuple[n
 
 
 class CertificateCache:
-    """Separators on disk, one file per (dataset fingerprint, kind), shared by processes.
+    """Separators (and best comparators) on disk, one file per key, shared by processes.
 
     ``get`` computes a missing entry under an exclusive file lock, so concurrent workers wait
     for the first one instead of fitting the same SVM; files are written to a temporary name and
@@ -143,6 +143,19 @@ class CertificateCache:
         self, key: str, compute: Callable[[], tuple[np.ndarray, float] | None]
     ) -> tuple[np.ndarray, float] | None:
         """The (w, b) stored under ``key`` (None: computed as "none exists"), computing it once."""
+
+        def arrays():
+            value = compute()
+            return None if value is None else {"w": value[0], "b": np.float64(value[1])}
+
+        found = self.get_arrays(key, arrays)
+        return None if found is None else (found["w"], float(found["b"]))
+
+    def get_arrays(
+        self, key: str, compute: Callable[[], dict[str, np.ndarray] | None]
+    ) -> dict[str, np.ndarray] | None:
+        """The named arrays stored under ``key`` (None: computed as "none exists"), computing
+        them once (``lincls.comparators`` keeps its solutions here too)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self._path(key)
         found = self._read(path)
@@ -168,21 +181,21 @@ class CertificateCache:
         return log.read_text().split() if log.is_file() else []
 
     @staticmethod
-    def _read(path: Path) -> tuple[tuple[np.ndarray, float] | None] | None:
+    def _read(path: Path) -> tuple[dict[str, np.ndarray] | None] | None:
         if not path.is_file():
             return None
         with np.load(path) as stored:
             if not bool(stored["exists"]):
                 return (None,)
-            return ((stored["w"].copy(), float(stored["b"])),)
+            return ({name: stored[name].copy() for name in stored.files if name != "exists"},)
 
     @staticmethod
-    def _write(path: Path, value: tuple[np.ndarray, float] | None) -> None:
-        w, b = value if value is not None else (np.zeros(0), 0.0)
+    def _write(path: Path, value: dict[str, np.ndarray] | None) -> None:
+        arrays = value if value is not None else {}
         handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as out:
-                np.savez(out, w=w, b=np.float64(b), exists=np.bool_(value is not None))
+                np.savez(out, exists=np.bool_(value is not None), **arrays)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

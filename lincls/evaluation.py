@@ -198,6 +198,11 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
                     sq_norms=sq_norms,
                     presentations=shown,
                     n_train=dataset.X.shape[0],
+                    # with SVM certificates on, each bound also finds its best comparator
+                    X=dataset.X if plan.svm else None,
+                    y=dataset.y,
+                    data_key=dataset.fingerprint,
+                    cache_dir=plan.cache_dir,
                 )
             )
             for model, shown in zip(models, presentations, strict=True)

@@ -11,7 +11,7 @@ from conftest import compose_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lincls import evaluation
+from lincls import bounds, evaluation
 from lincls.certificates import CertificateCache, separating_direction, svm_certificates
 from lincls.data import make_noisy, make_plane, make_separable
 
@@ -88,7 +88,16 @@ def test_a_sweep_of_four_learners_by_five_orders_fits_one_svm(tmp_path):
         assert outcome.tags["certificate.svm"] == "separates"
         assert outcome.metrics["certificate.svm.margin"] >= outcome.metrics["margin"]
     assert len(fingerprints) == 1
-    assert len(CertificateCache(tmp_path).fits()) == 1
+    _one_fit_per_problem(CertificateCache(tmp_path).fits())
+
+
+def _one_fit_per_problem(fits):
+    # one SVM for every learner and order; each best-comparator problem (per bias feature and
+    # presentation counts: orders that stop after other numbers of passes differ) solved once
+    assert [key for key in fits if "-best-" not in key] == [fits[0]] and fits[0].endswith("-svm")
+    assert len(fits) == len(set(fits))
+    assert any("-best-hard-" in key for key in fits)
+    assert any("-best-deficit-" in key for key in fits)
 
 
 def _measure(args):
@@ -100,7 +109,7 @@ def test_worker_processes_share_one_svm_fit(tmp_path):
     with ProcessPoolExecutor(max_workers=2) as pool:
         margins = list(pool.map(_measure, [(tmp_path, name) for name in LEARNERS]))
     assert len(set(margins)) == 1
-    assert len(CertificateCache(tmp_path).fits()) == 1
+    _one_fit_per_problem(CertificateCache(tmp_path).fits())
 
 
 @pytest.mark.parametrize(
@@ -118,8 +127,14 @@ def test_real_data_report_separability_and_the_matching_bound(tmp_path, dataset,
     assert "bound.freund_schapire" in m and tags["bound_violated"] == "false"
     if separable:
         assert tags["certificate.svm"] == "separates" and m["certificate.svm.margin"] > 0
-        assert tags["bound.novikoff_bias.certificate"] == "svm"
-        assert m["mistakes"] <= m["bound.novikoff_bias"]
+        # the max margin of (x, 1) itself: never above the input-space SVM carried over to it
+        assert tags["bound.novikoff_bias.certificate"] == "best"
+        assert m["bound_param.novikoff_bias.gap"] <= 1e-6
+        data = outcome.dataset
+        y = np.where(data.y == outcome.learner.classes_[1], 1.0, -1.0)
+        (svm,), _ = svm_certificates(data.X, y, homogeneous=False, fingerprint="test")
+        svm_value = bounds.novikoff_bias(data.radius, svm.margin, svm.b, 1.0)
+        assert m["mistakes"] <= m["bound.novikoff_bias"] <= svm_value * (1 + 1e-9)
     else:
         assert tags["certificate.soft_svm"] == "does not separate"
         assert "bound.novikoff_bias" not in m

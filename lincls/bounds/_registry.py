@@ -23,6 +23,7 @@ from lincls.geometry import Certificate
 RELATIVE_TOLERANCE = 1e-9
 
 MISTAKES = "mistakes"
+BEST = "best"
 TEST_ERROR = "test_error"
 
 
@@ -40,6 +41,10 @@ class RunFacts:
     known (``evaluate`` tries each). The bounds that look at single examples (Freund–Schapire,
     Mohri–Rostamizadeh) read ``sq_norms`` (‖x_t‖² of every training row) and ``presentations``
     (how often each row was presented, over every pass); without them they do not apply.
+
+    ``X`` and ``y`` (the training rows and labels, as the learner was given them) let a bound
+    find its best comparator (``lincls.bounds._best``), cached under ``data_key`` (the dataset's
+    fingerprint) in ``cache_dir``; without ``X`` the bounds use the certificates alone.
     """
 
     learner: object
@@ -49,6 +54,10 @@ class RunFacts:
     sq_norms: np.ndarray | None = field(default=None, repr=False)
     presentations: np.ndarray | None = field(default=None, repr=False)
     n_train: int | None = None
+    X: Any = field(default=None, repr=False)
+    y: np.ndarray | None = field(default=None, repr=False)
+    data_key: str | None = None
+    cache_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,12 +74,16 @@ class BoundSpec:
 
     ``kind`` is what it bounds: ``"mistakes"`` (of the online run) or ``"test_error"`` (the
     expected error of the final hypothesis; logged apart, never compared with mistakes).
+    ``best``, where the theorem's comparators form a convex set, computes the bound at its best
+    comparator (a ``BoundValue`` whose details name its margin, radius and duality gap) or says
+    why not; it competes with the certificates under the source name ``BEST``.
     """
 
     name: str
     check: Callable[[RunFacts], str | None]
     value: Callable[[RunFacts], float | BoundValue]
     kind: str = MISTAKES
+    best: Callable[[RunFacts], BoundValue | str] | None = None
 
 
 REGISTRY: list[BoundSpec] = []
@@ -135,6 +148,12 @@ def evaluate(facts: RunFacts) -> Evaluation:
                 continue
             if best is None or result.value < best[0].value:
                 best = (result, cert.source if cert is not None else "none")
+        if spec.best is not None:
+            found = spec.best(facts)
+            if isinstance(found, str):
+                reason = reason or found
+            elif math.isfinite(found.value) and (best is None or found.value < best[0].value):
+                best = (found, BEST)
         if best is None:
             skipped[spec.name] = reason or "no certificate"
             continue

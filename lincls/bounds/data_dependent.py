@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from lincls.bounds import _best
 from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
-from lincls.bounds.deficit import _fs_applies, augmented_geometry, freund_schapire_grid
+from lincls.bounds.deficit import (
+    _fs_applies,
+    _fs_learner,
+    augmented_geometry,
+    freund_schapire_grid,
+)
 
 
 def mohri_rostamizadeh(sq_norms: np.ndarray, mistake_margins: np.ndarray, rho: float) -> float:
@@ -49,4 +55,31 @@ def _mr_value(facts: RunFacts) -> BoundValue:
     return BoundValue(mohri_rostamizadeh(sq, margins[rows], rho), {"rho": rho})
 
 
-REGISTRY.append(BoundSpec("mohri_rostamizadeh", _mr_applies, _mr_value))
+def _mr_best(facts: RunFacts) -> BoundValue | str:
+    """At the best comparators of Novikoff (when the vectors separate: ρ its margin) and of
+    Freund–Schapire (ρ its γ), each a unit u on the vectors (x, c) the learner sees: the smaller.
+    """
+    reason = _fs_learner(facts) or (
+        "the norms of the examples are unknown" if facts.sq_norms is None else None
+    )
+    if reason:
+        return reason
+    rows = facts.learner.mistake_indices_
+    sq = facts.sq_norms[rows] + facts.learner.bias_feature_**2
+    best: BoundValue | str = "no best comparator"
+    for found in (_best.separator(facts), _best.deficit(facts)):
+        if isinstance(found, str):
+            best = found if isinstance(best, str) else best
+            continue
+        norm = float(np.sqrt(found.solution.v @ found.solution.v))
+        if norm == 0.0:
+            continue
+        unit_margins = found.margins * (found.radius / norm)  # y u·x' for u = v/‖v‖
+        rho = found.radius / norm
+        value = mohri_rostamizadeh(sq, unit_margins[rows], rho)
+        if isinstance(best, str) or value < best.value:
+            best = BoundValue(value, {"rho": rho, "radius": found.radius, "gap": found.gap})
+    return best
+
+
+REGISTRY.append(BoundSpec("mohri_rostamizadeh", _mr_applies, _mr_value, best=_mr_best))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from lincls.bounds import _best
 from lincls.bounds._registry import REGISTRY, TEST_ERROR, BoundSpec, BoundValue, RunFacts
 from lincls.geometry import augmented_scale
 
@@ -83,7 +84,7 @@ def augmented_geometry(facts: RunFacts) -> tuple[np.ndarray, float] | str:
     return cert.margins / scale, radius
 
 
-def _fs_applies(facts: RunFacts) -> str | None:
+def _fs_learner(facts: RunFacts) -> str | None:
     learner = facts.learner
     if getattr(learner, "bound_family", None) != "perceptron":
         return "not a perceptron-family learner"
@@ -91,6 +92,13 @@ def _fs_applies(facts: RunFacts) -> str | None:
         return "the learner did not start from w = 0"
     if facts.presentations is None:
         return "the presentations of each example are unknown"
+    return None
+
+
+def _fs_applies(facts: RunFacts) -> str | None:
+    reason = _fs_learner(facts)
+    if reason:
+        return reason
     geometry = augmented_geometry(facts)
     return geometry if isinstance(geometry, str) else None
 
@@ -100,6 +108,29 @@ def _fs_value(facts: RunFacts) -> BoundValue:
     separating = [float(margins.min())] if margins.shape[0] else []
     value, gamma, deficit = freund_schapire_grid(radius, margins, facts.presentations, separating)
     return BoundValue(value, {"gamma": gamma, "deficit": deficit})
+
+
+def best_freund_schapire(facts: RunFacts) -> BoundValue | str:
+    """Freund & Schapire (1999), Theorem 2, at its best (u, γ): the square of
+    min_v R'‖v‖ + ‖(1 − y_t v·x'_t)₊‖₂ (v = u/γ, every presentation a term), a convex program
+    (``lincls.comparators.deficit``). Its value is re-measured at the solver's v, so it is the
+    theorem's ((R' + D)/γ)² at u = v/‖v‖, γ = 1/‖v‖ exactly. At v = 0 (γ → ∞) it is the count
+    of presentations, a limit of the theorem's values.
+    """
+    reason = _fs_learner(facts)
+    if reason:
+        return reason
+    found = _best.deficit(facts)
+    if isinstance(found, str):
+        return found
+    solution = found.solution
+    details = {"radius": found.radius, "gap": found.gap}
+    norm = float(np.sqrt(solution.v @ solution.v))
+    if norm > 0.0:
+        gamma = found.radius / norm
+        details["gamma"] = details["margin"] = gamma
+        details["deficit"] = solution.value * gamma - found.radius
+    return BoundValue(solution.value**2, details)
 
 
 def voted_test_error(n_train: int, fs_value: float, prediction: str = "vote") -> float:
@@ -112,6 +143,20 @@ def voted_test_error(n_train: int, fs_value: float, prediction: str = "vote") ->
     """
     factor = 2.0 if prediction == "vote" else 1.0
     return factor * fs_value / (n_train + 1)
+
+
+def _voted_applies_learner(facts: RunFacts) -> str | None:
+    learner = facts.learner
+    if getattr(learner, "prediction", None) not in ("vote", "random"):
+        return "not a voted perceptron predicting by vote or random draw"
+    reason = _fs_learner(facts)
+    if reason:
+        return reason
+    if learner.n_passes_ != 1 or facts.presentations.max() > 1:
+        return "the theorem covers one pass over the training data"
+    if facts.n_train is None:
+        return "the training size is unknown"
+    return None
 
 
 def _voted_applies(facts: RunFacts) -> str | None:
@@ -134,9 +179,20 @@ def _voted_value(facts: RunFacts) -> BoundValue:
     return BoundValue(value, fs.details)
 
 
+def _voted_best(facts: RunFacts) -> BoundValue | str:
+    reason = _voted_applies_learner(facts)
+    if reason:
+        return reason
+    fs = best_freund_schapire(facts)
+    if isinstance(fs, str):
+        return fs
+    value = voted_test_error(int(facts.n_train), fs.value, facts.learner.prediction)
+    return BoundValue(value, fs.details)
+
+
 REGISTRY.extend(
     [
-        BoundSpec("freund_schapire", _fs_applies, _fs_value),
-        BoundSpec("voted_fs99", _voted_applies, _voted_value, kind=TEST_ERROR),
+        BoundSpec("freund_schapire", _fs_applies, _fs_value, best=best_freund_schapire),
+        BoundSpec("voted_fs99", _voted_applies, _voted_value, kind=TEST_ERROR, best=_voted_best),
     ]
 )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lincls.bounds._registry import REGISTRY, BoundSpec, RunFacts
+from lincls.bounds import _best
+from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
 
 
 def novikoff(radius: float, margin: float) -> float:
@@ -37,12 +38,19 @@ def novikoff_2r(radius: float, margin: float) -> float:
     return (2.0 * radius / margin) ** 2
 
 
-def _perceptron_kind(facts: RunFacts) -> str | None:
+def _perceptron_learner(facts: RunFacts) -> str | None:
     learner = facts.learner
     if getattr(learner, "bound_family", None) != "perceptron":
         return "not a perceptron-family learner"
     if not getattr(learner, "zero_init_", True):
         return "the learner did not start from w = 0"
+    return None
+
+
+def _perceptron_kind(facts: RunFacts) -> str | None:
+    reason = _perceptron_learner(facts)
+    if reason:
+        return reason
     if facts.certificate is None:
         return "no certificate (separator) for the data"
     if not facts.certificate.separates:
@@ -80,12 +88,32 @@ def _r2_rule(facts: RunFacts) -> str | None:
     return None
 
 
+def best_novikoff(facts: RunFacts, with_bias: bool) -> BoundValue | str:
+    """Novikoff's bound at its best comparator: (R'‖v*‖)², v* = argmin ‖v‖ s.t. y_t v·x'_t ≥ 1.
+
+    On the vectors x' the learner sees ((x, c) with a bias feature c > 0, x without one) this is
+    the hard-margin SVM through the origin of x' (``lincls.comparators.hard_margin``): the max
+    margin γ' of (x, c) itself, which may be far larger than that of the input-space maximum-margin
+    (u, b) carried over to (x, c). The value is (R'/γ')² with γ' re-measured on the data.
+    """
+    reason = _perceptron_learner(facts)
+    if reason:
+        return reason
+    if (facts.learner.bias_feature_ > 0.0) != with_bias:
+        return "the learner has no bias" if with_bias else "the learner has a bias"
+    found = _best.separator(facts)
+    if isinstance(found, str):
+        return found
+    return BoundValue(novikoff(found.radius, found.margin), _best.details(found))
+
+
 REGISTRY.extend(
     [
         BoundSpec(
             "novikoff",
             _homogeneous,
             lambda f: novikoff(f.radius, f.certificate.margin),
+            best=lambda f: best_novikoff(f, with_bias=False),
         ),
         BoundSpec(
             "novikoff_bias",
@@ -93,6 +121,7 @@ REGISTRY.extend(
             lambda f: novikoff_bias(
                 f.radius, f.certificate.margin, f.certificate.b, f.learner.bias_feature_
             ),
+            best=lambda f: best_novikoff(f, with_bias=True),
         ),
         BoundSpec(
             "novikoff_2r",

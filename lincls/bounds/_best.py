@@ -1,0 +1,255 @@
+"""Each bound's best comparator on a run's data: the rows the learner sees, solved and cached.
+
+The theorems hold for every comparator, so a bound's best value is a convex program on the
+vectors x' the learner sees (with a bias feature c, x' = (x, c)) — ``lincls.comparators`` solves
+them. This module builds those vectors from ``RunFacts`` and keeps the solutions: in memory for
+the run's orderings and bounds, and on disk per (dataset fingerprint, problem, c, presentations,
+...) beside the certificates (``lincls.certificates.CertificateCache``), so every learner, order
+and worker of a sweep on the same data solves each problem once.
+
+Each function returns a ``Comparator`` (the solution, where its margins are measured and the
+radius of the vectors) or a string saying why there is none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from lincls import comparators
+from lincls.bounds._registry import RunFacts
+from lincls.certificates import CertificateCache
+from lincls.learners.kernel import kernel_diagonal, kernel_matrix
+
+MEMORY = 64  # solutions kept in memory (the orderings and bounds of recent runs)
+_memory: OrderedDict[tuple, comparators.Solution | None] = OrderedDict()
+
+
+@dataclass(frozen=True)
+class Comparator:
+    """A best comparator: ``solution`` (on the rows scaled to radius 1: for the separators,
+    ``value`` = ‖v‖² at functional margin 1, so the geometric margin on the vectors x' is
+    R'/√value), the radius R' of those vectors, and ``margins`` z_t·v of every row where a bound
+    reads them."""
+
+    solution: comparators.Solution
+    radius: float
+    margins: np.ndarray | None = None
+
+    @property
+    def margin(self) -> float:
+        """The separators' geometric margin γ' = R'/‖v‖ on the vectors the learner sees."""
+        return self.radius / float(np.sqrt(self.solution.value))
+
+    @property
+    def gap(self) -> float:
+        return self.solution.gap
+
+
+def _digest(*parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            h.update(np.ascontiguousarray(part).tobytes())
+        elif sp.issparse(part):
+            csr = part.tocsr()
+            for arr in (csr.data, csr.indices, csr.indptr):
+                h.update(np.ascontiguousarray(arr).tobytes())
+        else:
+            h.update(repr(part).encode())
+        h.update(b"|")
+    return h.hexdigest()[:16]
+
+
+def _solved(facts: RunFacts, kind: str, params: tuple, compute):
+    """``compute()`` once per (data, labels, kind, params): memory, then disk, then solve."""
+    data = facts.data_key or _digest(facts.X)
+    key = f"{data}-best-{kind}-{_digest(facts.y, *params)}"
+    memo = (facts.cache_dir, key)
+    if memo in _memory:
+        _memory.move_to_end(memo)
+        return _memory[memo]
+    if facts.cache_dir and facts.data_key:
+
+        def arrays():
+            found = compute()
+            if found is None:
+                return None
+            return {"v": found.v, "value": np.float64(found.value), "gap": np.float64(found.gap)}
+
+        stored = CertificateCache(facts.cache_dir).get_arrays(key, arrays)
+        solution = None
+        if stored is not None:
+            solution = comparators.Solution(stored["v"], float(stored["value"]),
+                                            float(stored["gap"]))  # fmt: skip
+    else:
+        solution = compute()
+    _memory[memo] = solution
+    while len(_memory) > MEMORY:
+        _memory.popitem(last=False)
+    return solution
+
+
+def signed_labels(facts: RunFacts) -> np.ndarray:
+    """y as ±1 for a binary learner (+1 for ``classes_[1]``), or as the given ±1 labels."""
+    classes = getattr(facts.learner, "classes_", None)
+    y = np.asarray(facts.y)
+    if classes is None:
+        return y.astype(np.float64)
+    return np.where(y == classes[1], 1.0, -1.0)
+
+
+def augmented(facts: RunFacts, c: float):
+    """(rows x' = (x, c) of X, or X itself when c = 0; R' = √(R² + c²))."""
+    X = facts.X
+    if c != 0.0:
+        column = np.full((X.shape[0], 1), c)
+        X = sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
+    elif not sp.issparse(X):
+        X = np.asarray(X, dtype=np.float64)
+    return X, float(np.sqrt(facts.radius**2 + c**2))
+
+
+def _rows(facts: RunFacts):
+    """(Z = y·x' / R', R'): the signed rows the learner sees, scaled to radius ≤ 1."""
+    c = float(facts.learner.bias_feature_)
+    X, radius = augmented(facts, c)
+    y = signed_labels(facts)
+    Z = sp.diags(y / radius) @ X if sp.issparse(X) else X * (y / radius)[:, None]
+    return Z, radius
+
+
+def _missing(facts: RunFacts) -> str | None:
+    if facts.X is None or facts.y is None:
+        return "the training data are not at hand (no best comparator)"
+    if facts.X.shape[0] == 0:
+        return "no training rows"
+    return None
+
+
+def separator(facts: RunFacts) -> Comparator | str:
+    """min ‖v‖ s.t. y_t v·x'_t ≥ 1: Novikoff's best comparator on the vectors the learner sees."""
+    reason = _missing(facts)
+    if reason:
+        return reason
+    Z, radius = _rows(facts)
+    c = float(facts.learner.bias_feature_)
+    solution = _solved(facts, "hard", (c,), lambda: comparators.hard_margin(Z))
+    if solution is None:
+        return "the vectors the learner sees are not linearly separable"
+    return Comparator(solution, radius, np.asarray(Z @ solution.v).ravel())
+
+
+def _presented(facts: RunFacts):
+    counts = np.asarray(facts.presentations, dtype=np.float64)
+    return np.flatnonzero(counts > 0), counts
+
+
+def deficit(facts: RunFacts) -> Comparator | str:
+    """min ‖v‖ + ‖(1 − Zv)₊‖_k: Freund and Schapire's best (u, γ), every presentation counted."""
+    reason = _missing(facts)
+    if reason:
+        return reason
+    if facts.presentations is None:
+        return "the presentations of each example are unknown"
+    Z, radius = _rows(facts)
+    shown, counts = _presented(facts)
+    Zs = Z[shown]
+    c = float(facts.learner.bias_feature_)
+    solution = _solved(facts, "deficit", (c, counts),
+                       lambda: comparators.deficit(Zs, counts[shown]))  # fmt: skip
+    return Comparator(solution, radius, np.asarray(Z @ solution.v).ravel())
+
+
+def hinge(facts: RunFacts, C: float, squared: bool) -> Comparator | str:
+    """min ‖u‖² + 2C Σ_t ℓ*_t (or ℓ*_t²) over every round: PA-I's (PA-II's) best comparator.
+
+    Solved on the rows scaled to radius 1 with C·R'², whose objective is R'² times the original
+    one; ``solution.value`` is converted back (‖u‖² + 2C Σ ℓ* on the vectors the learner sees).
+    """
+    reason = _missing(facts)
+    if reason:
+        return reason
+    if facts.presentations is None:
+        return "the presentations of each example are unknown"
+    Z, radius = _rows(facts)
+    shown, counts = _presented(facts)
+    Zs = Z[shown]
+    c = float(facts.learner.bias_feature_)
+    scaled_C = C * radius**2
+    solution = _solved(facts, "hinge2" if squared else "hinge1", (c, counts, C),
+                       lambda: comparators.hinge(Zs, counts[shown], scaled_C, squared))  # fmt: skip
+    original = comparators.Solution(solution.v, solution.value / radius**2, solution.gap)
+    return Comparator(original, radius, np.asarray(Z @ solution.v).ravel())
+
+
+def multiclass_separator(facts: RunFacts) -> Comparator | str:
+    """min ‖V‖_F s.t. (v_y − v_r)·x'_t ≥ 1 for every r ≠ y_t: a multiclass hard-margin SVM on
+    Kesler's rows (the multiclass perceptron's and MIRA's best comparator)."""
+    reason = _missing(facts)
+    if reason:
+        return reason
+    classes = getattr(facts.learner, "classes_", None)
+    y = np.asarray(facts.y)
+    index = np.searchsorted(classes, y) if classes is not None else y.astype(np.int64)
+    k = len(classes) if classes is not None else int(index.max()) + 1
+    c = float(facts.learner.bias_feature_)
+    X, radius = augmented(facts, c)
+    if k < 2:
+        return "fewer than two classes"
+
+    def solve():
+        rows = np.asarray(X.toarray() if sp.issparse(X) else X) / radius
+        return comparators.hard_margin(kesler_rows(rows, index, k))
+
+    solution = _solved(facts, "multiclass", (c, k), solve)
+    if solution is None:
+        return "the vectors the learner sees are not separable by any matrix"
+    return Comparator(solution, radius)
+
+
+def kesler_rows(X: np.ndarray, index: np.ndarray, k: int) -> np.ndarray:
+    """Kesler's rows: for every example t and class r ≠ y_t, e_{y_t}⊗x_t − e_r⊗x_t (k·p long)."""
+    n, p = X.shape
+    rows = np.zeros((n, k - 1, k, p))
+    for t in range(n):
+        others = [r for r in range(k) if r != index[t]]
+        rows[t, np.arange(k - 1), index[t]] = X[t]
+        rows[t, np.arange(k - 1), others] = -X[t]
+    return rows.reshape(n * (k - 1), k * p)
+
+
+def kernel_separator(facts: RunFacts) -> Comparator | str:
+    """The hard-margin comparator in the kernel's feature space (bias feature c: K + c²).
+
+    ``radius`` is R' = √(max_t K(x_t, x_t) + c²); the problem is solved with K'/R'² (feature
+    vectors scaled to radius 1), so the solution's value is Novikoff's R'²‖U‖²/γ² itself.
+    """
+    reason = _missing(facts)
+    if reason:
+        return reason
+    learner = facts.learner
+    kind, degree = learner.kernel, int(getattr(learner, "degree", 1))
+    gamma = float(getattr(learner, "gamma", 1.0))
+    c2 = float(learner.bias_feature_) ** 2
+    radius = float(np.sqrt(kernel_diagonal(facts.X, kind, degree).max() + c2))
+
+    def solve():
+        y = signed_labels(facts)
+        K = kernel_matrix(facts.X, facts.X, kind, degree, gamma) + c2
+        return comparators.kernel_hard_margin(K * (np.outer(y, y) / radius**2))
+
+    params = (kind, degree, gamma if kind == "rbf" else 0.0, c2)
+    solution = _solved(facts, "kernel", params, solve)
+    if solution is None:
+        return "no separator in the kernel's feature space"
+    return Comparator(solution, radius)
+
+
+def details(found: Comparator) -> dict[str, float]:
+    """What a bound logs of its best comparator: margin, radius and the relative duality gap."""
+    return {"margin": found.margin, "radius": found.radius, "gap": found.gap}

@@ -1,0 +1,269 @@
+"""Best comparators: the convex programs whose minima are the mistake bounds over every comparator.
+
+A mistake bound holds for every comparator u (and margin γ); written in v = u/γ (so ‖v‖ = 1/γ)
+on the rows z_t = y_t·x'_t of the vectors x' the learner sees, most bounds are convex in v:
+
+- ``hard_margin``: min ‖v‖² s.t. z_t·v ≥ 1 (a hard-margin SVM through the origin). Novikoff's
+  (R'‖v*‖)², the margin perceptron's and PA's separable bound; with Kesler's rows, the
+  multiclass perceptron's and MIRA's (a Crammer–Singer multiclass SVM).
+- ``deficit``: min ‖v‖ + ‖(1 − Zv)₊‖_k on rows scaled to radius 1, ‖a‖_k² = Σ_t k_t a_t² (k_t
+  the presentations of row t): Freund and Schapire's (R + D)/γ over every (u, γ).
+- ``hinge``: min ‖v‖² + 2C Σ_t k_t ℓ_t (PA-I) or ‖v‖² + 2C Σ_t k_t ℓ_t² (PA-II), ℓ_t the hinge
+  loss (1 − z_t·v)₊.
+- ``kernel_hard_margin``: the hard-margin problem in a kernel's feature space, in dual form from
+  the matrix Q_st = y_s y_t K'(x_s, x_t); the comparator is Σ_t β_t φ'(x_t).
+
+Each is solved with Clarabel (an interior-point conic solver). The solver's point is then only a
+candidate: its objective is re-measured on the data (a comparator that misses a constraint is
+rescaled until it meets every one), and a dual point built from the solver's multipliers, made
+exactly feasible, gives a lower bound on the minimum. ``Solution.gap`` is their relative
+difference: the re-measured value is a valid bound whatever the solver did, and no comparator
+does better than value·(1 − gap). Problems with more rows than ``WORKING_SET`` are solved on a
+working set of the rows nearest the margin, grown by every row the solution violates until none
+does (a row that meets its margin has a zero multiplier, so that is the minimum over all rows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import clarabel
+import numpy as np
+import scipy.sparse as sp
+
+GAP_TOLERANCE = 1e-6  # the relative duality gap a solution is expected to reach
+WORKING_SET = 2000  # rows a large problem starts from, and the most added per round
+SOLVE_METHOD = "qdldl"
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A comparator, its re-measured objective and the relative gap to a dual lower bound.
+
+    ``v`` is the comparator (for ``kernel_hard_margin``: the coefficients β of Σ β_t φ'(x_t)),
+    already rescaled so that it meets every constraint where the problem has constraints.
+    """
+
+    v: np.ndarray
+    value: float
+    gap: float
+
+
+def _solve(P, q, A, b, cones):
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.max_threads = 1
+    settings.direct_solve_method = SOLVE_METHOD
+    settings.tol_gap_abs = settings.tol_gap_rel = 1e-10
+    settings.tol_feas = 1e-10
+    return clarabel.DefaultSolver(sp.csc_matrix(P), q, sp.csc_matrix(A), b, cones, settings).solve()
+
+
+def _relative_gap(value: float, lower: float) -> float:
+    return max(0.0, (value - lower) / value) if value > 0.0 else 0.0
+
+
+def _working_set(Z, solve_rows, violated):
+    """``solve_rows`` on every row of Z, through a working set when Z has many rows.
+
+    ``solve_rows(rows)`` returns (comparator, multipliers of those rows) for the problem on the
+    rows ``rows`` (an index array), or None; ``violated(margins)`` marks the rows whose
+    constraint the comparator misses. Returns (comparator, multipliers of every row, 0 outside
+    the set) or None.
+    """
+    n = Z.shape[0]
+    active = np.ones(n, dtype=bool)
+    if n > WORKING_SET:
+        margins = np.asarray(Z @ np.asarray(Z.sum(axis=0)).ravel()).ravel()
+        active[:] = False
+        active[np.argsort(margins, kind="stable")[:WORKING_SET]] = True
+    while True:
+        rows = np.flatnonzero(active)
+        found = solve_rows(rows)
+        if found is None:
+            return None
+        v, dual = found
+        margins = np.asarray(Z @ v).ravel()
+        missed = np.flatnonzero(~active & violated(margins))
+        if missed.shape[0] == 0:
+            alpha = np.zeros(n)
+            alpha[rows] = np.maximum(dual, 0.0)
+            return v, alpha
+        active[missed[np.argsort(margins[missed], kind="stable")[:WORKING_SET]]] = True
+
+
+def _subset(Z, rows: np.ndarray):
+    return Z if rows.shape[0] == Z.shape[0] else Z[rows]
+
+
+def _finite(result, count: int):
+    x = np.asarray(result.x, dtype=np.float64)
+    z = np.asarray(result.z, dtype=np.float64)[:count]
+    return (x, z) if np.all(np.isfinite(x)) and np.all(np.isfinite(z)) else None
+
+
+def _hard_margin_rows(Z):
+    n, p = Z.shape
+    result = _solve(sp.identity(p, format="csc"), np.zeros(p), -sp.csc_matrix(Z), -np.ones(n),
+                    [clarabel.NonnegativeConeT(n)])  # fmt: skip
+    return _finite(result, n)
+
+
+def hard_margin(Z) -> Solution | None:
+    """min ‖v‖² s.t. z_t·v ≥ 1 for every row z_t of Z; None when no v is found (not separable).
+
+    ``value`` is ‖v‖² of the re-measured comparator (rescaled so that min_t z_t·v = 1). The dual
+    of min ‖v‖²/2 s.t. Zv ≥ 1 is max Σα − ‖Zᵀα‖²/2 over α ≥ 0; at its best scaling a point α ≥ 0
+    gives (Σα)²/(2‖Zᵀα‖²), so ‖v*‖² ≥ (Σα)²/‖Zᵀα‖² for the solver's multipliers α, clipped at 0.
+    """
+    if Z.shape[0] == 0:
+        return None
+    found = _working_set(Z, lambda rows: _hard_margin_rows(_subset(Z, rows)), lambda m: m < 1.0)
+    if found is None:
+        return None
+    v, alpha = found
+    low = float(np.asarray(Z @ v).min())
+    if not (low > 0.0 and np.isfinite(low)):
+        return None
+    v = v / low
+    value = float(v @ v)
+    aZ = np.asarray(Z.T @ alpha).ravel()
+    lower = float(alpha.sum() ** 2 / (aZ @ aZ)) if aZ.any() else 0.0
+    return Solution(v, value, _relative_gap(value, lower))
+
+
+def _deficit_rows(Z, root_counts):
+    """min s + t s.t. ‖v‖ ≤ s, ‖√k ξ‖ ≤ t, ξ ≥ 1 − Zv, ξ ≥ 0; variables (v, s, t, ξ)."""
+    n, p = Z.shape
+    eye = sp.identity(n, format="csc")
+    zeros_np, zeros_n1 = sp.csc_matrix((n, p)), sp.csc_matrix((n, 1))
+    A = sp.bmat(
+        [
+            [-sp.csc_matrix(Z), zeros_n1, zeros_n1, -eye],  # Zv + ξ ≥ 1
+            [zeros_np, zeros_n1, zeros_n1, -eye],  # ξ ≥ 0
+            [sp.csc_matrix((1, p)), -np.ones((1, 1)), None, sp.csc_matrix((1, n))],  # (s, v)
+            [-sp.identity(p), sp.csc_matrix((p, 1)), None, sp.csc_matrix((p, n))],
+            [sp.csc_matrix((1, p)), None, -np.ones((1, 1)), sp.csc_matrix((1, n))],  # (t, √k ξ)
+            [zeros_np, None, zeros_n1, -sp.diags(root_counts)],
+        ],
+        format="csc",
+    )
+    b = np.concatenate((-np.ones(n), np.zeros(2 * n + p + 2)))
+    q = np.concatenate((np.zeros(p), [1.0, 1.0], np.zeros(n)))
+    cones = [clarabel.NonnegativeConeT(2 * n), clarabel.SecondOrderConeT(p + 1),
+             clarabel.SecondOrderConeT(n + 1)]  # fmt: skip
+    result = _solve(sp.csc_matrix((p + 2 + n, p + 2 + n)), q, A, b, cones)
+    found = _finite(result, n)
+    return None if found is None else (found[0][:p], found[1])
+
+
+def deficit_objective(margins: np.ndarray, counts: np.ndarray, v: np.ndarray) -> float:
+    """‖v‖ + ‖(1 − m)₊‖_k for the margins m_t = z_t·v of v on rows of radius ≤ 1."""
+    short = np.maximum(1.0 - margins, 0.0)
+    return float(np.sqrt(v @ v) + np.sqrt(np.sum(counts * short * short)))
+
+
+def deficit(Z, counts: np.ndarray) -> Solution:
+    """min over v of ‖v‖ + ‖(1 − Zv)₊‖_k, the rows of Z of norm ≤ 1 (scaled by the radius).
+
+    With Z = y·x'/R' this is Freund and Schapire's (R' + D)/γ at u = v/‖v‖, γ = 1/‖v‖ (D summed
+    over every presentation, k_t of row t): its square is their bound at the best (u, γ). Rows
+    with k_t = 0 were never presented and must be left out by the caller. The lower bound is the
+    dual max Σα s.t. α ≥ 0, ‖α/√k‖ ≤ 1, ‖Zᵀα‖ ≤ 1 at the solver's multipliers, scaled into it.
+    The minimum may be v = 0 (γ → ∞), where the value √(Σk) is the trivial count.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    root = np.sqrt(counts)
+    n = Z.shape[0]
+    found = _working_set(
+        Z, lambda rows: _deficit_rows(_subset(Z, rows), root[rows]), lambda m: m < 1.0
+    )
+    v, alpha = found if found is not None else (np.zeros(Z.shape[1]), np.zeros(n))
+    margins = np.asarray(Z @ v).ravel()
+    value = deficit_objective(margins, counts, v)
+    zero = float(np.sqrt(counts.sum()))
+    if zero < value:  # the trivial comparator v = 0 is better than the solver's point
+        v, value = np.zeros_like(v), zero
+    aZ = np.asarray(Z.T @ alpha).ravel()
+    scale = max(float(np.sqrt(aZ @ aZ)), float(np.sqrt(np.sum(alpha * alpha / counts))))
+    lower = float(alpha.sum() / scale) if scale > 0.0 else 0.0
+    return Solution(v, value, _relative_gap(value, lower))
+
+
+def hinge_objective(margins: np.ndarray, counts: np.ndarray, v: np.ndarray, C: float,
+                    squared: bool) -> float:  # fmt: skip
+    """‖v‖² + 2C Σ_t k_t ℓ_t (or ℓ_t² when ``squared``), ℓ_t = (1 − m_t)₊, m_t = z_t·v."""
+    loss = np.maximum(1.0 - margins, 0.0)
+    return float(v @ v + 2.0 * C * np.sum(counts * (loss * loss if squared else loss)))
+
+
+def _hinge_rows(Z, counts, C: float, squared: bool):
+    """min ‖v‖² + 2C Σ k ξ (or 2C Σ k ξ²) s.t. ξ ≥ 1 − Zv (and ξ ≥ 0); variables (v, ξ)."""
+    n, p = Z.shape
+    eye = sp.identity(n, format="csc")
+    if squared:
+        P = sp.diags(np.concatenate((np.full(p, 2.0), 4.0 * C * counts)), format="csc")
+        q = np.zeros(p + n)
+        A = sp.hstack([-sp.csc_matrix(Z), -eye], format="csc")
+        b, cones = -np.ones(n), [clarabel.NonnegativeConeT(n)]
+    else:
+        P = sp.diags(np.concatenate((np.full(p, 2.0), np.zeros(n))), format="csc")
+        q = np.concatenate((np.zeros(p), 2.0 * C * counts))
+        A = sp.bmat([[-sp.csc_matrix(Z), -eye], [sp.csc_matrix((n, p)), -eye]], format="csc")
+        b, cones = np.concatenate((-np.ones(n), np.zeros(n))), [clarabel.NonnegativeConeT(2 * n)]
+    found = _finite(_solve(P, q, A, b, cones), n)
+    return None if found is None else (found[0][:p], found[1])
+
+
+def hinge(Z, counts: np.ndarray, C: float, squared: bool) -> Solution:
+    """min over v of ‖v‖² + 2C Σ_t k_t ℓ_t (PA-I) or ‖v‖² + 2C Σ_t k_t ℓ_t² (PA-II, ``squared``).
+
+    ℓ_t = (1 − z_t·v)₊, k_t the presentations of row t (rows with k_t = 0 left out by the
+    caller). The dual (v = Zᵀα/2) is Σα − ‖Zᵀα‖²/4 over 0 ≤ α_t ≤ 2Ck_t, or
+    Σα − ‖Zᵀα‖²/4 − Σ α_t²/(8Ck_t) over α ≥ 0 for the squared loss: evaluated at the solver's
+    multipliers, projected onto those sets, it is the lower bound.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    found = _working_set(
+        Z, lambda rows: _hinge_rows(_subset(Z, rows), counts[rows], C, squared), lambda m: m < 1.0
+    )
+    v, alpha = found if found is not None else (np.zeros(Z.shape[1]), np.zeros(Z.shape[0]))
+    value = hinge_objective(np.asarray(Z @ v).ravel(), counts, v, C, squared)
+    zero = hinge_objective(np.zeros(Z.shape[0]), counts, np.zeros(Z.shape[1]), C, squared)
+    if zero < value:
+        v, value = np.zeros_like(v), zero
+    if not squared:
+        alpha = np.minimum(alpha, 2.0 * C * counts)
+    aZ = np.asarray(Z.T @ alpha).ravel()
+    lower = float(alpha.sum() - 0.25 * (aZ @ aZ))
+    if squared:
+        lower -= float(np.sum(alpha * alpha / (8.0 * C * counts)))
+    return Solution(v, value, _relative_gap(value, lower))
+
+
+def kernel_hard_margin(Q: np.ndarray) -> Solution | None:
+    """The hard-margin problem in feature space, from Q_st = y_s y_t K'(x_s, x_t): None if no
+    separator is found.
+
+    Solves the dual min ½αᵀQα − Σα over α ≥ 0; the comparator is U = Σ_t α_t y_t φ'(x_t), with
+    functional margins Qα and ‖U‖² = αᵀQα, both re-measured. ``v`` holds α rescaled so that
+    min_t (Qα)_t = 1 and ``value`` is then αᵀQα = ‖U‖²; the lower bound is the dual at its best
+    scaling, (Σα)²/αᵀQα.
+    """
+    n = Q.shape[0]
+    if n == 0:
+        return None
+    result = _solve(sp.triu(sp.csc_matrix(Q), format="csc"), -np.ones(n),
+                    -sp.identity(n, format="csc"), np.zeros(n),
+                    [clarabel.NonnegativeConeT(n)])  # fmt: skip
+    alpha = np.maximum(np.asarray(result.x, dtype=np.float64), 0.0)
+    if not np.all(np.isfinite(alpha)) or not alpha.any():
+        return None
+    margins = Q @ alpha
+    low = float(margins.min())
+    norm_sq = float(alpha @ margins)
+    if not (low > 0.0 and norm_sq > 0.0):
+        return None
+    value = norm_sq / low**2
+    lower = float(alpha.sum() ** 2 / norm_sq)
+    return Solution(alpha / low, value, _relative_gap(value, lower))
