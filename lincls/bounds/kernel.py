@@ -13,12 +13,17 @@ into feature space, where a lift exists:
   norm takes b₁ = b/(1 + c²), b₂ = cb/(1 + c²), so ‖U‖² = 1/p + b²/(1 + c²). Then
   ⟨U, φ'(x)⟩ = u·x + b exactly: the functional margin is the certificate's γ.
 - RBF kernel: a linear separator does not lift (its feature space holds no non-zero linear
-  function), so no certificate is known there and the bound is skipped.
+  function), so no certificate gives a comparator there.
+
+The best comparator of any kernel (RBF included) is found in feature space from the kernel
+matrix (``best_kernel_novikoff``): min ‖U‖ s.t. y_t⟨U, φ'(x_t)⟩ ≥ 1 over U = Σ β_t φ'(x_t), a
+hard-margin SVM in dual form; the bound is then R²‖U*‖², never above a lifted certificate's.
 """
 
 from __future__ import annotations
 
-from lincls.bounds._registry import REGISTRY, BoundSpec, RunFacts
+from lincls.bounds import _best
+from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
 
 
 def kernel_novikoff(radius_sq: float, margin: float, comparator_norm_sq: float) -> float:
@@ -54,12 +59,33 @@ def feature_radius_sq(kernel: str, degree: int, radius: float, bias_sq: float) -
     return diagonal + bias_sq
 
 
-def _applies(facts: RunFacts) -> str | None:
+def _kernel_learner(facts: RunFacts) -> str | None:
     learner = facts.learner
     if getattr(learner, "bound_family", None) != "kernel_perceptron":
         return "not a kernel perceptron"
     if not learner.zero_init_:
         return "the learner did not start from f = 0"
+    return None
+
+
+def best_kernel_novikoff(facts: RunFacts) -> BoundValue | str:
+    """Novikoff (1962) in feature space at the best comparator: R²‖U*‖² with U* the
+    minimum-norm U meeting y_t⟨U, φ'(x_t)⟩ ≥ 1 (``lincls.comparators.kernel_hard_margin``),
+    its margins and norm re-measured through the kernel matrix."""
+    reason = _kernel_learner(facts)
+    if reason:
+        return reason
+    found = _best.kernel_separator(facts)
+    if isinstance(found, str):
+        return found
+    return BoundValue(found.solution.value, _best.details(found))
+
+
+def _applies(facts: RunFacts) -> str | None:
+    reason = _kernel_learner(facts)
+    if reason:
+        return reason
+    learner = facts.learner
     if learner.kernel == "rbf":
         return "no certificate in the RBF feature space (a linear separator does not lift to it)"
     if facts.certificate is None:
@@ -83,4 +109,4 @@ def _value(facts: RunFacts) -> float:
     )
 
 
-REGISTRY.append(BoundSpec("kernel_novikoff", _applies, _value))
+REGISTRY.append(BoundSpec("kernel_novikoff", _applies, _value, best=best_kernel_novikoff))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lincls.bounds._registry import REGISTRY, BoundSpec, RunFacts
+from lincls.bounds import _best
+from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
 
 
 def margin_perceptron_bound(
@@ -27,12 +28,34 @@ def margin_perceptron_bound(
     return (radius**2 + bias_feature**2 + 2.0 * tau / lr) * (1.0 + offset_term) / margin**2
 
 
-def _applies(facts: RunFacts) -> str | None:
+def _learner(facts: RunFacts) -> str | None:
     learner = facts.learner
     if getattr(learner, "bound_family", None) != "margin_perceptron":
         return "not a margin perceptron"
     if not learner.zero_init_:
         return "the learner did not start from w = 0"
+    return None
+
+
+def _best_value(facts: RunFacts) -> BoundValue | str:
+    """(R'² + 2τ/η)‖v*‖² at Novikoff's best comparator v* on (x, c) (the same argument holds for
+    every v with y_t v·x'_t ≥ 1, and the smallest ‖v‖ minimises it)."""
+    reason = _learner(facts)
+    if reason:
+        return reason
+    found = _best.separator(facts)
+    if isinstance(found, str):
+        return found
+    learner = facts.learner
+    extra = 2.0 * float(learner.tau) / float(learner.lr) / found.radius**2
+    return BoundValue((1.0 + extra) * found.solution.value, _best.details(found))
+
+
+def _applies(facts: RunFacts) -> str | None:
+    reason = _learner(facts)
+    if reason:
+        return reason
+    learner = facts.learner
     if facts.certificate is None:
         return "no certificate (separator) for the data"
     if not facts.certificate.separates:
@@ -50,4 +73,4 @@ def _value(facts: RunFacts) -> float:
     )  # fmt: skip
 
 
-REGISTRY.append(BoundSpec("margin_perceptron", _applies, _value))
+REGISTRY.append(BoundSpec("margin_perceptron", _applies, _value, best=_best_value))

@@ -6,11 +6,16 @@ R ≥ max ‖x_t‖; the learner starts from W = 0.
 
 With a bias feature the learner sees (x, 1) and the separator is (U*, b*), b* the class offsets:
 on those vectors R'² = R² + 1 and, rescaling (U*, b*) to unit Frobenius norm, γ' = γ/√(1 + ‖b*‖²).
+
+Both bounds are ‖V‖_F² times a constant for any V with every (v_y − v_r)·x'_t ≥ 1, so each is
+also evaluated at the V of least norm: a multiclass hard-margin SVM (Crammer & Singer's, on
+Kesler's rows; ``lincls.comparators.hard_margin``) on the vectors the learner sees.
 """
 
 from __future__ import annotations
 
-from lincls.bounds._registry import REGISTRY, BoundSpec, RunFacts
+from lincls.bounds import _best
+from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
 from lincls.geometry import MulticlassCertificate
 
 
@@ -50,18 +55,42 @@ def _augmented(facts: RunFacts) -> tuple[float, float]:
     return facts.radius**2 + c**2, cert.margin**2 / (1.0 + offsets)
 
 
+def _learner(facts: RunFacts, family: str) -> str | None:
+    learner = facts.learner
+    if getattr(learner, "bound_family", None) != family:
+        return f"not a {family} learner"
+    if not learner.zero_init_:
+        return "the learner did not start from W = 0"
+    return None
+
+
+def _best_value(family: str):
+    def value(facts: RunFacts) -> BoundValue | str:
+        reason = _learner(facts, family)
+        if reason:
+            return reason
+        found = _best.multiclass_separator(facts)
+        if isinstance(found, str):
+            return found
+        # value = R'²‖V‖² (rows scaled to radius 1): 2R'²/γ² and max(2R'², 1/M_cap)·‖V‖²
+        factor = 2.0
+        if family == "mira":
+            factor = max(2.0, 1.0 / (float(facts.learner.max_step) * found.radius**2))
+        return BoundValue(factor * found.solution.value, _best.details(found))
+
+    return value
+
+
 def _applies(family: str):
     def check(facts: RunFacts) -> str | None:
-        learner = facts.learner
-        if getattr(learner, "bound_family", None) != family:
-            return f"not a {family} learner"
-        if not learner.zero_init_:
-            return "the learner did not start from W = 0"
+        reason = _learner(facts, family)
+        if reason:
+            return reason
         if not isinstance(facts.certificate, MulticlassCertificate):
             return "no multiclass certificate (separating matrix) for the data"
         if not facts.certificate.separates:
             return "the certificate does not separate the data"
-        if learner.bias_feature_ == 0.0 and not facts.certificate.homogeneous:
+        if facts.learner.bias_feature_ == 0.0 and not facts.certificate.homogeneous:
             return "the separator has class offsets b ≠ 0 and the learner has no bias"
         return None
 
@@ -81,8 +110,11 @@ def _mira(facts: RunFacts) -> float:
 REGISTRY.extend(
     [
         BoundSpec(
-            "multiclass_perceptron", _applies("multiclass_perceptron"), _multiclass_perceptron
+            "multiclass_perceptron",
+            _applies("multiclass_perceptron"),
+            _multiclass_perceptron,
+            best=_best_value("multiclass_perceptron"),
         ),
-        BoundSpec("mira_pa1_kesler", _applies("mira"), _mira),
+        BoundSpec("mira_pa1_kesler", _applies("mira"), _mira, best=_best_value("mira")),
     ]
 )

@@ -6,11 +6,18 @@ u of any norm, ‖x_t‖ ≤ R, w_1 = 0. Every mistake has ℓ_t ≥ 1, so a bou
 mistakes. On a certified separable dataset (unit u, offset b, margin γ) the comparator
 u' = (u, b/c)/γ on the vectors (x, c) the learner sees has every ℓ*_t = 0 and
 ‖u'‖² = (1 + b²/c²)/γ², the radius there being √(R² + c²).
+
+Every right-hand side is convex in u, so each bound is also evaluated at its best comparator on
+the vectors the learner sees (``lincls.comparators``): PA's at the minimum-norm u with every
+ℓ*_t = 0 (a hard-margin SVM through the origin), PA-I's at the minimiser of ‖u‖² + 2C Σ_t ℓ*_t
+and PA-II's of ‖u‖² + 2C Σ_t (ℓ*_t)² (soft-margin SVMs, the sums over every round, so each
+presentation counts). These hold on any data, separable or not.
 """
 
 from __future__ import annotations
 
-from lincls.bounds._registry import REGISTRY, BoundSpec, RunFacts
+from lincls.bounds import _best
+from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
 
 
 def pa_bound(radius: float, u_norm_sq: float) -> float:
@@ -46,17 +53,48 @@ def _augmented(facts: RunFacts) -> tuple[float, float]:
     return facts.radius**2 + c**2, (1.0 + offset_term) / cert.margin**2
 
 
+def _pa_learner(facts: RunFacts, variant: str) -> str | None:
+    learner = facts.learner
+    if getattr(learner, "bound_family", None) != "passive_aggressive":
+        return "not a passive-aggressive learner"
+    if learner.variant != variant:
+        return f"the learner's variant is {learner.variant!r}, not {variant!r}"
+    if not learner.zero_init_:
+        return "the learner did not start from w = 0"
+    if learner.bias == "sklearn":
+        return "bias rule 'sklearn' leaves the bias out of ‖x‖²: not PA on (x, c)"
+    return None
+
+
+def _best_value(variant: str):
+    def value(facts: RunFacts) -> BoundValue | str:
+        reason = _pa_learner(facts, variant)
+        if reason:
+            return reason
+        C = float(getattr(facts.learner, "C", 1.0))
+        if variant == "pa":
+            found = _best.separator(facts)
+        else:
+            found = _best.hinge(facts, C, squared=variant == "pa2")
+        if isinstance(found, str):
+            return found
+        r2 = found.radius**2
+        if variant == "pa":  # R'²‖u‖²: the separator's value on rows scaled to radius 1
+            return BoundValue(found.solution.value, _best.details(found))
+        details = {"radius": found.radius, "gap": found.gap, "objective": found.solution.value}
+        if variant == "pa1":
+            return BoundValue(max(r2, 1.0 / C) * found.solution.value, details)
+        return BoundValue((r2 + 0.5 / C) * found.solution.value, details)
+
+    return value
+
+
 def _applies(variant: str):
     def check(facts: RunFacts) -> str | None:
+        reason = _pa_learner(facts, variant)
+        if reason:
+            return reason
         learner = facts.learner
-        if getattr(learner, "bound_family", None) != "passive_aggressive":
-            return "not a passive-aggressive learner"
-        if learner.variant != variant:
-            return f"the learner's variant is {learner.variant!r}, not {variant!r}"
-        if not learner.zero_init_:
-            return "the learner did not start from w = 0"
-        if learner.bias == "sklearn":
-            return "bias rule 'sklearn' leaves the bias out of ‖x‖²: not PA on (x, c)"
         if facts.certificate is None:
             return "no certificate (separator) for the data"
         if not facts.certificate.separates:
@@ -85,8 +123,8 @@ def _pa2(facts: RunFacts) -> float:
 
 REGISTRY.extend(
     [
-        BoundSpec("pa", _applies("pa"), _pa),
-        BoundSpec("pa1", _applies("pa1"), _pa1),
-        BoundSpec("pa2", _applies("pa2"), _pa2),
+        BoundSpec("pa", _applies("pa"), _pa, best=_best_value("pa")),
+        BoundSpec("pa1", _applies("pa1"), _pa1, best=_best_value("pa1")),
+        BoundSpec("pa2", _applies("pa2"), _pa2, best=_best_value("pa2")),
     ]
 )
