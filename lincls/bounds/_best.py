@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,7 +39,12 @@ class Comparator:
 
     solution: comparators.Solution
     radius: float
-    margins: np.ndarray | None = None
+    measure: Callable[[], np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def margins(self) -> np.ndarray:
+        """z_t·v of every row, measured when a bound asks (a cached run needs no rows)."""
+        return self.measure()
 
     @property
     def margin(self) -> float:
@@ -75,17 +81,17 @@ def _solved(facts: RunFacts, kind: str, params: tuple, compute):
         return _memory[memo]
     if facts.cache_dir and facts.data_key:
 
-        def arrays():
+        def arrays():  # one array (value, gap, v...): a cached run reads a single one
             found = compute()
             if found is None:
                 return None
-            return {"v": found.v, "value": np.float64(found.value), "gap": np.float64(found.gap)}
+            return {"solution": np.concatenate(([found.value, found.gap], found.v))}
 
         stored = CertificateCache(facts.cache_dir).get_arrays(key, arrays)
         solution = None
         if stored is not None:
-            solution = comparators.Solution(stored["v"], float(stored["value"]),
-                                            float(stored["gap"]))  # fmt: skip
+            packed = stored["solution"]
+            solution = comparators.Solution(packed[2:], float(packed[0]), float(packed[1]))
     else:
         solution = compute()
     _memory[memo] = solution
@@ -114,13 +120,16 @@ def augmented(facts: RunFacts, c: float):
     return X, float(np.sqrt(facts.radius**2 + c**2))
 
 
+def _radius(facts: RunFacts, c: float) -> float:
+    return float(np.sqrt(facts.radius**2 + c**2))
+
+
 def _rows(facts: RunFacts):
-    """(Z = y·x' / R', R'): the signed rows the learner sees, scaled to radius ≤ 1."""
+    """Z = y·x'/R': the signed rows the learner sees, scaled to radius ≤ 1."""
     c = float(facts.learner.bias_feature_)
     X, radius = augmented(facts, c)
     y = signed_labels(facts)
-    Z = sp.diags(y / radius) @ X if sp.issparse(X) else X * (y / radius)[:, None]
-    return Z, radius
+    return sp.diags(y / radius) @ X if sp.issparse(X) else X * (y / radius)[:, None]
 
 
 def _missing(facts: RunFacts) -> str | None:
@@ -136,12 +145,12 @@ def separator(facts: RunFacts) -> Comparator | str:
     reason = _missing(facts)
     if reason:
         return reason
-    Z, radius = _rows(facts)
     c = float(facts.learner.bias_feature_)
-    solution = _solved(facts, "hard", (c,), lambda: comparators.hard_margin(Z))
+    radius = _radius(facts, c)
+    solution = _solved(facts, "hard", (c,), lambda: comparators.hard_margin(_rows(facts)))
     if solution is None:
         return "the vectors the learner sees are not linearly separable"
-    return Comparator(solution, radius, np.asarray(Z @ solution.v).ravel())
+    return Comparator(solution, radius, lambda: np.asarray(_rows(facts) @ solution.v).ravel())
 
 
 def _presented(facts: RunFacts):
@@ -156,13 +165,12 @@ def deficit(facts: RunFacts) -> Comparator | str:
         return reason
     if facts.presentations is None:
         return "the presentations of each example are unknown"
-    Z, radius = _rows(facts)
     shown, counts = _presented(facts)
-    Zs = Z[shown]
     c = float(facts.learner.bias_feature_)
+    radius = _radius(facts, c)
     solution = _solved(facts, "deficit", (c, counts),
-                       lambda: comparators.deficit(Zs, counts[shown]))  # fmt: skip
-    return Comparator(solution, radius, np.asarray(Z @ solution.v).ravel())
+                       lambda: comparators.deficit(_rows(facts)[shown], counts[shown]))  # fmt: skip
+    return Comparator(solution, radius, lambda: np.asarray(_rows(facts) @ solution.v).ravel())
 
 
 def hinge(facts: RunFacts, C: float, squared: bool) -> Comparator | str:
@@ -176,15 +184,17 @@ def hinge(facts: RunFacts, C: float, squared: bool) -> Comparator | str:
         return reason
     if facts.presentations is None:
         return "the presentations of each example are unknown"
-    Z, radius = _rows(facts)
     shown, counts = _presented(facts)
-    Zs = Z[shown]
     c = float(facts.learner.bias_feature_)
+    radius = _radius(facts, c)
     scaled_C = C * radius**2
-    solution = _solved(facts, "hinge2" if squared else "hinge1", (c, counts, C),
-                       lambda: comparators.hinge(Zs, counts[shown], scaled_C, squared))  # fmt: skip
+
+    def solve():
+        return comparators.hinge(_rows(facts)[shown], counts[shown], scaled_C, squared)
+
+    solution = _solved(facts, "hinge2" if squared else "hinge1", (c, counts, C), solve)
     original = comparators.Solution(solution.v, solution.value / radius**2, solution.gap)
-    return Comparator(original, radius, np.asarray(Z @ solution.v).ravel())
+    return Comparator(original, radius, lambda: np.asarray(_rows(facts) @ solution.v).ravel())
 
 
 def multiclass_separator(facts: RunFacts) -> Comparator | str:
