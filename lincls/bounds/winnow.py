@@ -10,6 +10,11 @@ labels a boolean x positive iff some relevant attribute is on, so a certificate 
 separates the data says they are an r-literal monotone disjunction. ``make_disjunction`` gives
 that certificate. The learner must report boolean input and the standard start (weights 1).
 
+No best comparator is sought here (``lincls.comparators``): the bound's comparators are the
+r-literal monotone disjunctions consistent with the data, a finite, non-convex set, and the bound
+grows with r, so its minimum is the smallest consistent disjunction — a set-cover problem, not a
+convex program. The certificate's disjunction is kept.
+
 Both bounds follow from two counts, for any α > 1, θ ≥ 1, any order and any number of passes:
 
 - promotions P ≤ r(log_α θ + 1): a false negative has a relevant attribute on, and its weight is
