@@ -4,8 +4,12 @@
 ``partial_fit``) and online record (``mistakes_``, ``updates_``, ``mistakes_per_pass_``,
 ``mistake_steps_``, ``mistake_indices_``, ``n_passes_``, ``converged_``, ``n_steps_``); only the
 labels differ: two or more classes, mapped to class indices 0..k−1 (the order of ``classes_``)
-instead of ±1. A subclass supplies ``_check_params``
-and ``_run_pass``; the weights are ``coef_`` (k, d) and ``intercept_`` (k,), float64.
+instead of ±1. The weights are ``coef_`` (k, d) and ``intercept_`` (k,), float64.
+
+Both rules, the multiclass perceptron and MIRA, run one Kesler pass (``kesler_pass_dense`` /
+``kesler_pass_csr``): on a mistake the true class row gains τ·x and the predicted row loses it.
+They differ in the step τ alone, which a subclass gives in ``_kesler_step`` (with
+``_check_params`` for its hyper-parameters).
 
 Prediction is the argmax of the scores W·x + b with ties going to the lowest class index. With
 two classes ``decision_function`` returns s₁ − s₀ (scikit-learn's binary convention), whose sign
@@ -15,6 +19,7 @@ gives the same prediction: s₁ − s₀ > 0 exactly when s₁ > s₀ in floatin
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
 from sklearn.utils.validation import validate_data
 
@@ -69,6 +74,112 @@ def scores_csr(data, indices, start, end, W, intercept, out):
         if s > out[best]:
             best = c
     return best
+
+
+@njit(cache=True, nogil=True)
+def capped_step(scores, predicted, true, sqnorm, max_step):
+    """MIRA's τ = min((s_ŷ − s_y + 1) / (2‖x‖²), M) from the scores; 0 (no step) when x = 0."""
+    if sqnorm == 0.0:
+        return 0.0
+    return min((scores[predicted] - scores[true] + 1.0) / (2.0 * sqnorm), max_step)
+
+
+@njit(cache=True, nogil=True)
+def kesler_pass_dense(
+    X,
+    y,
+    order,
+    W,
+    intercept,
+    step,
+    intercept_step,
+    scores,
+    mistake_rows,
+    mistake_steps,
+    capped=False,
+):
+    """One pass of a Kesler-construction rule over dense ``X[order]``, updating ``W`` in place.
+
+    ``y`` holds class indices; ``intercept_step`` is c², the squared bias feature (1, or 0
+    without a bias). On a mistake the true row gains τ·x and the predicted row loses it (the
+    biases ±τ·c²): τ = ``step`` (the multiclass perceptron's lr), or with ``capped`` MIRA's
+    ``capped_step`` with M = ``step`` and ‖x‖² = x·x + c². A mistake with τ = 0 (MIRA on x = 0)
+    is not an update. Returns (mistakes, updates).
+    """
+    n_features = X.shape[1]
+    mistakes = 0
+    updates = 0
+    for k in range(order.shape[0]):
+        i = order[k]
+        predicted = scores_dense(X, i, W, intercept, scores)
+        true = y[i]
+        if predicted != true:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = k
+            mistakes += 1
+            tau = step
+            if capped:
+                sqnorm = 0.0
+                for j in range(n_features):
+                    xj = np.float64(X[i, j])
+                    sqnorm += xj * xj
+                tau = capped_step(scores, predicted, true, sqnorm + intercept_step, step)
+            if tau > 0.0:
+                for j in range(n_features):
+                    change = np.float64(X[i, j]) * tau
+                    W[true, j] += change
+                    W[predicted, j] -= change
+                intercept[true] += tau * intercept_step
+                intercept[predicted] -= tau * intercept_step
+                updates += 1
+    return mistakes, updates
+
+
+@njit(cache=True, nogil=True)
+def kesler_pass_csr(
+    data,
+    indices,
+    indptr,
+    y,
+    order,
+    W,
+    intercept,
+    step,
+    intercept_step,
+    scores,
+    mistake_rows,
+    mistake_steps,
+    capped=False,
+):
+    """``kesler_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``)."""
+    mistakes = 0
+    updates = 0
+    for k in range(order.shape[0]):
+        i = order[k]
+        start = indptr[i]
+        end = indptr[i + 1]
+        predicted = scores_csr(data, indices, start, end, W, intercept, scores)
+        true = y[i]
+        if predicted != true:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = k
+            mistakes += 1
+            tau = step
+            if capped:
+                sqnorm = 0.0
+                for p in range(start, end):
+                    xj = np.float64(data[p])
+                    sqnorm += xj * xj
+                tau = capped_step(scores, predicted, true, sqnorm + intercept_step, step)
+            if tau > 0.0:
+                for p in range(start, end):
+                    change = np.float64(data[p]) * tau
+                    W[true, indices[p]] += change
+                    W[predicted, indices[p]] -= change
+                intercept[true] += tau * intercept_step
+                intercept[predicted] -= tau * intercept_step
+                updates += 1
+    return mistakes, updates
 
 
 class OnlineMulticlassClassifier(OnlineBinaryClassifier):
@@ -143,18 +254,34 @@ class OnlineMulticlassClassifier(OnlineBinaryClassifier):
         self._check_fitted()
         return self.classes_[np.argmax(self._scores(X), axis=1)]
 
-    def _run_arrays(self, n: int):
-        """Buffers of one pass: mistake rows, mistake steps, one score per class."""
-        return (
-            np.empty(n, dtype=np.int64),
-            np.empty(n, dtype=np.int64),
-            np.empty(self.classes_.shape[0], dtype=np.float64),
-        )
+    def _kesler_step(self) -> tuple[float, bool]:
+        """(the step, whether it is MIRA's τ capped at it): all that tells the rules apart."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _run_pass(self, X, y, order):
+        n = order.shape[0]
+        rows, steps = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        scores = np.empty(self.classes_.shape[0], dtype=np.float64)
+        step, capped = self._kesler_step()
+        W, b, bias_step = self.coef_, self.intercept_, self.bias_feature_
+        if sp.issparse(X):
+            mistakes, updates = kesler_pass_csr(
+                X.data, X.indices, X.indptr, y, order, W, b, step, bias_step, scores, rows, steps,
+                capped,
+            )  # fmt: skip
+        else:
+            mistakes, updates = kesler_pass_dense(
+                X, y, order, W, b, step, bias_step, scores, rows, steps, capped
+            )
+        return int(mistakes), int(updates), rows[:mistakes], steps[:mistakes]
 
 
 __all__ = [
     "MULTICLASS_BIAS_MODES",
     "OnlineMulticlassClassifier",
+    "capped_step",
+    "kesler_pass_csr",
+    "kesler_pass_dense",
     "multiclass_classes",
     "scores_csr",
     "scores_dense",

@@ -6,80 +6,23 @@ loses it; the other rows stay. With two classes this is still the Kesler rule (b
 the binary perceptron: a tie predicts ``classes_[0]`` instead of counting as a mistake.
 
 The bias is a constant feature 1 per row (``bias="feature"``: b_y += lr, b_ŷ −= lr) or absent.
+
+The pass is the Kesler pass of ``_multiclass_base`` with τ = lr; MIRA runs the same pass with its
+own step.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.sparse as sp
-from numba import njit
-
 from lincls.errors import check_number
-from lincls.learners._multiclass_base import OnlineMulticlassClassifier, scores_csr, scores_dense
+from lincls.learners._multiclass_base import (
+    OnlineMulticlassClassifier,
+    kesler_pass_csr,
+    kesler_pass_dense,
+)
 
-
-@njit(cache=True, nogil=True)
-def multiclass_perceptron_pass_dense(
-    X, y, order, W, intercept, lr, intercept_step, scores, mistake_rows, mistake_steps
-):
-    """One pass of the multiclass perceptron over dense ``X[order]``, updating ``W`` in place.
-
-    ``y`` holds class indices; ``intercept_step`` is 1 for a bias feature, 0 without a bias.
-    Every mistake is an update. Returns (mistakes, updates).
-    """
-    n_features = X.shape[1]
-    mistakes = 0
-    for k in range(order.shape[0]):
-        i = order[k]
-        predicted = scores_dense(X, i, W, intercept, scores)
-        true = y[i]
-        if predicted != true:
-            mistake_rows[mistakes] = i
-            mistake_steps[mistakes] = k
-            mistakes += 1
-            for j in range(n_features):
-                step = np.float64(X[i, j]) * lr
-                W[true, j] += step
-                W[predicted, j] -= step
-            intercept[true] += lr * intercept_step
-            intercept[predicted] -= lr * intercept_step
-    return mistakes, mistakes
-
-
-@njit(cache=True, nogil=True)
-def multiclass_perceptron_pass_csr(
-    data,
-    indices,
-    indptr,
-    y,
-    order,
-    W,
-    intercept,
-    lr,
-    intercept_step,
-    scores,
-    mistake_rows,
-    mistake_steps,
-):
-    """``multiclass_perceptron_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``)."""
-    mistakes = 0
-    for k in range(order.shape[0]):
-        i = order[k]
-        start = indptr[i]
-        end = indptr[i + 1]
-        predicted = scores_csr(data, indices, start, end, W, intercept, scores)
-        true = y[i]
-        if predicted != true:
-            mistake_rows[mistakes] = i
-            mistake_steps[mistakes] = k
-            mistakes += 1
-            for p in range(start, end):
-                step = np.float64(data[p]) * lr
-                W[true, indices[p]] += step
-                W[predicted, indices[p]] -= step
-            intercept[true] += lr * intercept_step
-            intercept[predicted] -= lr * intercept_step
-    return mistakes, mistakes
+# The multiclass perceptron's pass kernels: the Kesler pass with τ = lr (``capped`` False).
+multiclass_perceptron_pass_dense = kesler_pass_dense
+multiclass_perceptron_pass_csr = kesler_pass_csr
 
 
 class MulticlassPerceptron(OnlineMulticlassClassifier):
@@ -130,16 +73,6 @@ class MulticlassPerceptron(OnlineMulticlassClassifier):
         super()._check_params()
         check_number("lr", self.lr, low=0, low_open=True)
 
-    def _run_pass(self, X, y, order):
-        rows, steps, scores = self._run_arrays(order.shape[0])
-        lr, bias_step = float(self.lr), self.bias_feature_
-        if sp.issparse(X):
-            mistakes, updates = multiclass_perceptron_pass_csr(
-                X.data, X.indices, X.indptr, y, order, self.coef_, self.intercept_,
-                lr, bias_step, scores, rows, steps,
-            )  # fmt: skip
-        else:
-            mistakes, updates = multiclass_perceptron_pass_dense(
-                X, y, order, self.coef_, self.intercept_, lr, bias_step, scores, rows, steps
-            )
-        return int(mistakes), int(updates), rows[:mistakes], steps[:mistakes]
+    def _kesler_step(self) -> tuple[float, bool]:
+        """The step lr, taken as it is."""
+        return float(self.lr), False
