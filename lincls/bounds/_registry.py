@@ -152,8 +152,8 @@ def evaluate(facts: RunFacts) -> Evaluation:
             found = spec.best(facts)
             if isinstance(found, str):
                 reason = reason or found
-            elif math.isfinite(found.value) and (best is None or found.value < best[0].value):
-                best = (found, BEST)
+            elif math.isfinite(found.value) and (best is None or holds(found.value, best[0].value)):
+                best = (found, BEST)  # a certificate that ties (to rounding) is the same bound
         if best is None:
             skipped[spec.name] = reason or "no certificate"
             continue
