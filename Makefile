@@ -3,20 +3,41 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# dev: tests and lint; postgres: the driver of `make server DB=postgresql://…`; ray: Hydra's Ray
+# launcher. The cluster tests use all three.
+EXTRAS ?= dev,postgres,ray
+# Debian packages the tests use: PostgreSQL, a one-node Slurm with munge, a headless browser.
+APT_PACKAGES ?= postgresql slurm-wlm munge chromium chromium-driver
 HOST ?= 127.0.0.1
 PORT ?= 5000
 STORE := sqlite:///$(abspath results/mlflow.db)
 ARTIFACTS := $(abspath results/mlartifacts)
 
-.PHONY: run test lint bench ui server setup clean
+.PHONY: run test lint bench ui server setup system clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+## system: install the missing APT_PACKAGES (as root, with apt-get); anyone else is told what is
+## missing, and the tests that need it skip
+system:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "system: not installed:$$missing (needs root and apt-get; the tests that use them skip)"; \
+	  exit 0; \
+	fi; \
+	echo "system: installing$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
 ## run: a small bound_verification study on 2 workers, logged to results/mlflow.db, then its report
 run: $(STAMP)
@@ -24,9 +45,9 @@ run: $(STAMP)
 	$(PY) -m experiments.report bound_verification
 	@echo "Open the MLflow UI with: make ui   (then http://$(HOST):$(PORT))"
 
-## test: lint, format check and the whole suite
-test: $(STAMP) lint
-	$(PY) -m pytest -q -n auto
+## test: lint, format check and the whole suite (tests of one xdist_group run one at a time)
+test: $(STAMP) system lint
+	$(PY) -m pytest -q -n auto --dist loadgroup
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
