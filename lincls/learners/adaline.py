@@ -9,7 +9,7 @@ The online record is the other learners': a mistake is y·(w·x + b) ≤ 0 *befo
 wrong or zero activation), an update a step that changed the weights (y ≠ w·x + b). No mistake
 bound covers the rule: its steps follow the squared error, not the mistakes.
 
-Schedules, as ``LearningRatePerceptron``'s, t the 1-based global step (examples presented so far
+Schedules (``lincls.learners._schedules``), t the 1-based global step (examples presented so far
 over all passes) and p the 0-based pass: ``"constant"`` α_t = α₀, ``"inverse"`` α₀/t,
 ``"inverse_sqrt"`` α₀/√t, ``"pass_decay"`` α₀·decay^p.
 
@@ -31,7 +31,7 @@ from numba import njit
 from lincls.errors import LinclsInputError, check_choice, check_number
 from lincls.geometry import max_norm
 from lincls.learners._base import OnlineBinaryClassifier, initial_weights
-from lincls.learners.learning_rate import _SCHEDULE_CODE, SCHEDULES, _rate
+from lincls.learners._schedules import check_schedule, pass_schedule, step_size
 
 ADALINE_BIAS_MODES = ("feature", "none")
 
@@ -83,7 +83,7 @@ def adaline_pass_dense(
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = k
             mistakes += 1
-        step = _rate(alpha0, schedule, np.float64(step0 + k + 1)) * (y[i] - activation)
+        step = step_size(alpha0, schedule, np.float64(step0 + k + 1)) * (y[i] - activation)
         if step != 0.0:
             cast[0] = step
             scale = np.float64(cast[0])
@@ -127,7 +127,7 @@ def adaline_pass_csr(
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = k
             mistakes += 1
-        step = _rate(alpha0, schedule, np.float64(step0 + k + 1)) * (y[i] - activation)
+        step = step_size(alpha0, schedule, np.float64(step0 + k + 1)) * (y[i] - activation)
         if step != 0.0:
             cast[0] = step
             scale = np.float64(cast[0])
@@ -202,8 +202,7 @@ class Adaline(OnlineBinaryClassifier):
     def _check_params(self) -> None:
         super()._check_params()
         check_number("lr", self.lr, low=0, low_open=True)
-        check_choice("schedule", self.schedule, SCHEDULES)
-        check_number("decay", self.decay, low=0, high=1, low_open=True)
+        check_schedule(self.schedule, self.decay)
         check_choice("bias", self.bias, ADALINE_BIAS_MODES)
         check_number("intercept_decay", self.intercept_decay, low=0, low_open=True)
 
@@ -215,10 +214,8 @@ class Adaline(OnlineBinaryClassifier):
 
     def _run_pass(self, X, y, order):
         rows, steps = self._mistake_buffers(order.shape[0])
-        alpha0 = float(self.lr)
-        if self.schedule == "pass_decay":
-            alpha0 *= float(self.decay) ** len(self._pass_mistakes)
-        code, step0 = _SCHEDULE_CODE[self.schedule], int(self.n_steps_)
+        alpha0, code = pass_schedule(self.lr, self.schedule, self.decay, len(self._pass_mistakes))
+        step0 = int(self.n_steps_)
         w, b = self.coef_[0], self.intercept_
         cast = np.zeros(1, dtype=w.dtype)
         if sp.issparse(X):

@@ -24,8 +24,9 @@ import scipy.sparse as sp
 from numba import njit
 
 from lincls.errors import check_number
+from lincls.learners._schedules import pass_schedule, step_size
 from lincls.learners.adaline import unsigned_view
-from lincls.learners.learning_rate import _SCHEDULE_CODE, LearningRatePerceptron, _rate
+from lincls.learners.learning_rate import LearningRatePerceptron
 
 
 @njit(cache=True, nogil=True)
@@ -73,7 +74,7 @@ def batch_pass_dense(
         batch_mistakes[batches] = mistakes - first
         if mistakes > first:
             # α(y − sgn(a)) with sgn(a) = −y: the factor is exactly 2y.
-            rate = _rate(alpha0, schedule, np.float64(batch0 + batches + 1))
+            rate = step_size(alpha0, schedule, np.float64(batch0 + batches + 1))
             for m in range(first, mistakes):
                 i = mistake_rows[m]
                 step = 2.0 * rate * y[i]
@@ -123,7 +124,7 @@ def batch_pass_csr(
                 mistakes += 1
         batch_mistakes[batches] = mistakes - first
         if mistakes > first:
-            rate = _rate(alpha0, schedule, np.float64(batch0 + batches + 1))
+            rate = step_size(alpha0, schedule, np.float64(batch0 + batches + 1))
             for m in range(first, mistakes):
                 i = mistake_rows[m]
                 step = 2.0 * rate * y[i]
@@ -231,10 +232,8 @@ class BatchPerceptron(LearningRatePerceptron):
         size = n if self.batch_size is None else min(int(self.batch_size), n)
         size = max(size, 1)
         per_batch = np.zeros(-(-n // size), dtype=np.int64)
-        alpha0 = float(self.lr)
-        if self.schedule == "pass_decay":
-            alpha0 *= float(self.decay) ** len(self._pass_mistakes)
-        code, batch0 = _SCHEDULE_CODE[self.schedule], int(self.n_batches_)
+        alpha0, code = pass_schedule(self.lr, self.schedule, self.decay, len(self._pass_mistakes))
+        batch0 = int(self.n_batches_)
         w, b = self.coef_[0], self.intercept_
         if sp.issparse(X):
             mistakes, updates, batches = batch_pass_csr(

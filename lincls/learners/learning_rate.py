@@ -6,39 +6,21 @@ Tie rule: a zero activation counts as the wrong sign, as everywhere in lincls, s
 the first step would be half as long and the runs would differ). A decaying α changes the
 mistakes, and Novikoff's bound no longer covers them.
 
-Schedules, t the 1-based global step (examples presented so far, over all passes) and p the
-0-based pass:
-
-- ``"constant"``: α_t = α₀;
-- ``"inverse"``: α_t = α₀/t (the O(1/t) decay seed 002 mentions);
-- ``"inverse_sqrt"``: α_t = α₀/√t;
-- ``"pass_decay"``: α_t = α₀·decay^p, constant within a pass.
+Schedules (``lincls.learners._schedules``), t the 1-based global step (examples presented so far,
+over all passes) and p the 0-based pass: ``"constant"`` α_t = α₀, ``"inverse"`` α₀/t,
+``"inverse_sqrt"`` α₀/√t, ``"pass_decay"`` α₀·decay^p.
 
 The bias is a constant feature, with ``Perceptron``'s rules: b += 2α_t·y·c².
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from lincls.errors import check_choice, check_number
+from lincls.learners._schedules import check_schedule, pass_schedule, step_size
 from lincls.learners.perceptron import Perceptron
-
-SCHEDULES = ("constant", "inverse", "inverse_sqrt", "pass_decay")
-_SCHEDULE_CODE = {"constant": 0, "inverse": 1, "inverse_sqrt": 2, "pass_decay": 0}
-
-
-@njit(cache=True, nogil=True)
-def _rate(alpha0, schedule, t):
-    if schedule == 1:
-        return alpha0 / t
-    if schedule == 2:
-        return alpha0 / math.sqrt(t)
-    return alpha0
 
 
 @njit(cache=True, nogil=True)
@@ -63,7 +45,7 @@ def lr_pass_dense(
             mistake_steps[mistakes] = k
             mistakes += 1
             # α(y − sgn(a)) with sgn(a) = −y: the factor is exactly 2y.
-            step = 2.0 * _rate(alpha0, schedule, np.float64(step0 + k + 1)) * y[i]
+            step = 2.0 * step_size(alpha0, schedule, np.float64(step0 + k + 1)) * y[i]
             for j in range(n_features):
                 w[j] += np.float64(X[i, j]) * step
             intercept[0] += step * intercept_step
@@ -100,7 +82,7 @@ def lr_pass_csr(
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = k
             mistakes += 1
-            step = 2.0 * _rate(alpha0, schedule, np.float64(step0 + k + 1)) * y[i]
+            step = 2.0 * step_size(alpha0, schedule, np.float64(step0 + k + 1)) * y[i]
             for p in range(start, end):
                 w[indices[p]] += np.float64(data[p]) * step
             intercept[0] += step * intercept_step
@@ -157,8 +139,7 @@ class LearningRatePerceptron(Perceptron):
 
     def _check_params(self) -> None:
         super()._check_params()
-        check_choice("schedule", self.schedule, SCHEDULES)
-        check_number("decay", self.decay, low=0, high=1, low_open=True)
+        check_schedule(self.schedule, self.decay)
 
     def _init_weights(self, X, coef_init, intercept_init) -> None:
         super()._init_weights(X, coef_init, intercept_init)
@@ -167,10 +148,8 @@ class LearningRatePerceptron(Perceptron):
     def _run_pass(self, X, y, order):
         n = order.shape[0]
         rows, steps = self._mistake_buffers(n)
-        alpha0 = float(self.lr)
-        if self.schedule == "pass_decay":
-            alpha0 *= float(self.decay) ** len(self._pass_mistakes)
-        code, step0 = _SCHEDULE_CODE[self.schedule], int(self.n_steps_)
+        alpha0, code = pass_schedule(self.lr, self.schedule, self.decay, len(self._pass_mistakes))
+        step0 = int(self.n_steps_)
         w, b = self.coef_[0], self.intercept_
         if sp.issparse(X):
             mistakes = lr_pass_csr(
