@@ -24,8 +24,8 @@ import scipy.sparse as sp
 from numba import njit
 
 from lincls.errors import check_number
+from lincls.learners._kernel_tools import unsigned_indices
 from lincls.learners._schedules import pass_schedule, step_size
-from lincls.learners.adaline import unsigned_view
 from lincls.learners.learning_rate import LearningRatePerceptron
 
 
@@ -237,7 +237,7 @@ class BatchPerceptron(LearningRatePerceptron):
         w, b = self.coef_[0], self.intercept_
         if sp.issparse(X):
             mistakes, updates, batches = batch_pass_csr(
-                X.data, unsigned_view(X.indices), unsigned_view(X.indptr), y, order, w, b,
+                X.data, unsigned_indices(X.indices), unsigned_indices(X.indptr), y, order, w, b,
                 alpha0, code, batch0, size, self._intercept_step, rows, steps, per_batch,
             )  # fmt: skip
         else:
