@@ -188,36 +188,36 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
         record, curves = measures.record_metrics(models)
         metrics.update(record)
         sq_norms = row_norms(dataset.X) ** 2 if online else None
-        evaluations = [
-            bounds_mod.evaluate(
-                bounds_mod.RunFacts(
-                    learner=model,
-                    radius=dataset.radius,
-                    certificate=certificate,
-                    certificates=tuple(certs) or ((certificate,) if certificate else ()),
-                    sq_norms=sq_norms,
-                    presentations=shown,
-                    n_train=dataset.X.shape[0],
-                    # with SVM certificates on, each bound also finds its best comparator
-                    X=dataset.X if plan.svm else None,
-                    y=dataset.y,
-                    data_key=dataset.fingerprint,
-                    cache_dir=plan.cache_dir,
-                )
+        facts = [
+            bounds_mod.RunFacts(
+                learner=model,
+                radius=dataset.radius,
+                certificate=certificate,
+                certificates=tuple(certs) or ((certificate,) if certificate else ()),
+                sq_norms=sq_norms,
+                presentations=shown,
+                n_train=dataset.X.shape[0],
+                # with SVM certificates on, each bound also finds its best comparator
+                X=dataset.X if plan.svm else None,
+                y=dataset.y,
+                data_key=dataset.fingerprint,
+                cache_dir=plan.cache_dir,
             )
             for model, shown in zip(models, presentations, strict=True)
         ]
+        evaluations = [bounds_mod.evaluate(f) for f in facts]
         mistakes = np.array([m.mistakes_ for m in models], dtype=np.float64)
         test_error = 1.0 - metrics["test_accuracy"] if "test_accuracy" in metrics else None
         bound_values, bound_tags = measures.bound_metrics(evaluations, mistakes, test_error)
         metrics.update(bound_values)
         tags.update(bound_tags)
         slack, slack_tags, slack_curves = measures.slack_metrics(
-            learner, dataset, evaluations[0], tuple(certs) or (certificate,)
+            learner, dataset, evaluations[0], tuple(certs) or (certificate,), facts[0]
         )
         metrics.update(slack)
         tags.update(slack_tags)
         curves.update(slack_curves)
+        curves.update(measures.companion_curves(curves, metrics))
         if not evaluations[0].values:
             tags["bounds.none"] = getattr(learner, "no_bound_reason", None) or (
                 "no mistake bound applies to this run (see bounds.skipped)"

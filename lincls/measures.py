@@ -12,9 +12,11 @@ import numpy as np
 from sklearn.linear_model._base import LinearClassifierMixin
 
 from lincls import bounds as bounds_mod
+from lincls.bounds._best import separator as best_separator
+from lincls.bounds._registry import BEST
 from lincls.data import Dataset
 from lincls.geometry import Certificate, hinge_deficit
-from lincls.slack import novikoff_comparator, novikoff_slack
+from lincls.slack import Comparator, novikoff_comparator, novikoff_slack
 
 CURVE_POINTS = 200
 WEIGHTS_MAX_FEATURES = 3  # weights of low-dimensional runs are logged, for pictures
@@ -167,7 +169,7 @@ NOVIKOFF_BOUNDS = ("novikoff", "novikoff_bias")
 
 
 def slack_metrics(
-    learner, dataset: Dataset, evaluation, certificates: tuple
+    learner, dataset: Dataset, evaluation, certificates: tuple, facts=None
 ) -> tuple[dict[str, float], dict[str, str], Curves]:
     """``bound_slack.{progress,angle,norm}`` of the logged Novikoff bound, and the lemma curves.
 
@@ -179,11 +181,18 @@ def slack_metrics(
     if name is None or not plain_rule or learner.updates_ != learner.mistakes_:
         return {}, {}, {}
     source = evaluation.sources[name]
-    certificate = next((c for c in certificates if c is not None and c.source == source), None)
-    if certificate is None or certificate.u is None:
-        return {}, {}, {}
     c = float(getattr(learner, "bias_feature_", 0.0))
-    comparator = novikoff_comparator(certificate, dataset.radius, c)
+    if source == BEST:  # the best comparator on (x, c) itself
+        found = best_separator(facts) if facts is not None else "no facts"
+        if isinstance(found, str):
+            return {}, {}, {}
+        v = found.solution.v
+        comparator = Comparator(v / np.linalg.norm(v), found.margin, found.radius)
+    else:
+        certificate = next((x for x in certificates if x is not None and x.source == source), None)
+        if certificate is None or certificate.u is None:
+            return {}, {}, {}
+        comparator = novikoff_comparator(certificate, dataset.radius, c)
     y_signed = np.where(dataset.y == learner.classes_[1], 1.0, -1.0)
     steps = log_spaced_steps(learner.mistakes_)
     slack = novikoff_slack(dataset.X, y_signed, learner.mistake_indices_, comparator, c, steps)
@@ -203,3 +212,18 @@ def slack_metrics(
         ],
     }
     return metrics, {"bound_slack.bound": name}, curves
+
+
+def companion_curves(curves: Curves, metrics: dict[str, float]) -> Curves:
+    """Series to overlay on a curve in one chart: the tightest bound beside the cumulative
+    mistakes, the mistake count beside the lemma curves. Both are straight lines, so their first
+    and last steps draw them exactly."""
+    extra: Curves = {}
+    cumulative = curves.get("cumulative_mistakes")
+    if cumulative and "bound.tightest" in metrics:
+        ends = {cumulative[0][0], cumulative[-1][0]}
+        extra["cumulative_mistakes_bound"] = [(s, metrics["bound.tightest"]) for s in sorted(ends)]
+    lemma = curves.get("lemma.progress")
+    if lemma:
+        extra["lemma.mistakes"] = [(s, float(s)) for s in sorted({lemma[0][0], lemma[-1][0]})]
+    return extra

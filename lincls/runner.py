@@ -8,13 +8,34 @@ another process to write (``tracking.write_payload``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from lincls import tracking
+from lincls.describe import describe_run
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
-from lincls.tags import OVERRIDES_TAG, run_name_of, run_tags
+from lincls.tags import NOTE_TAG, run_name_of, run_tags
+
+
+def dataset_input(config: Mapping[str, Any], outcome: RunOutcome) -> dict[str, str] | None:
+    """The run's data as an MLflow dataset input: named, digest = the dataset fingerprint."""
+    dataset = outcome.dataset
+    if dataset is None:
+        return None
+    settings = {k: v for k, v in (config.get("dataset") or {}).items() if v is not None}
+    shape = f"{dataset.X.shape[0]}×{dataset.X.shape[1]}"
+    return {
+        "name": f"{dataset.name} {shape}",
+        "digest": dataset.fingerprint,
+        "source": json.dumps(settings, sort_keys=True, default=str),
+        "profile": json.dumps({"rows": dataset.X.shape[0], "features": dataset.X.shape[1]}),
+    }
+
+
+def _describe(config: Mapping[str, Any], outcome: RunOutcome) -> None:
+    outcome.tags[NOTE_TAG] = describe_run(config, outcome.metrics, outcome.tags, outcome.curves)
 
 
 def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = None) -> RunOutcome:
@@ -33,9 +54,11 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
     run_id = tracking.start_run(client, experiment_id, run_name_of(config, tags), tags)
     try:
         outcome = fit_and_evaluate(learner, dataset, plan)
+        _describe(config, outcome)
         tracking.write_run(
-            client, run_id, tracking.flatten(config), outcome.metrics, outcome.curves, outcome.tags
-        )
+            client, run_id, tracking.flatten(config), outcome.metrics, outcome.curves,
+            outcome.tags, dataset_input(config, outcome),
+        )  # fmt: skip
         tracking.end_run(client, run_id, "FINISHED")
     except BaseException as exc:
         try:  # a failed run still says what it ran: its config as params
@@ -75,15 +98,17 @@ def execute_deferred(
         payload.update(status="FAILED", error=f"{type(exc).__name__}: {exc}")
         payload["input_error"] = isinstance(exc, LinclsInputError)
         return payload
+    _describe(config, outcome)
     payload.update(metrics=outcome.metrics, curves=outcome.curves)
     payload["tags"] = {**tags, **outcome.tags}
+    payload["dataset_input"] = dataset_input(config, outcome)
     return payload
 
 
 def refused_run(client, experiment_id: str, config, tags: Mapping[str, str], error) -> str:
     """A FAILED run for a config refused before it ran: its params and the error."""
-    name = tags.get(OVERRIDES_TAG)
-    run_id = tracking.start_run(client, experiment_id, name, run_tags(config, tags))
+    tags = run_tags(config, tags)
+    run_id = tracking.start_run(client, experiment_id, run_name_of(config, tags), tags)
     tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})
     tracking.fail_run(client, run_id, error)
     return run_id

@@ -13,8 +13,9 @@ it reaches in-process, joblib, submitit and Ray workers alike). Each job
 - runs it as a child of the parent (tag ``mlflow.parentRunId``), never raising: a config that
   fails is a FAILED run with its error (bad input too, found before the fit), and the sweep
   goes on;
-- appends one line to the sweep's progress file and prints jobs done / total, failures and an
-  ETA.
+- appends one line to the sweep's progress file (``lincls.progress``): the console shows jobs
+  done / total, failures, the rate and an ETA (a live bar on a terminal, a line every ~10 s or
+  5 % otherwise), and the parent run gets its headline from that file at the end.
 
 At the end the sweeper closes the parent FINISHED, or FAILED when a job failed (whatever
 happens: it is closed in a ``finally``), lists the failed configs and exits non-zero.
@@ -32,16 +33,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from lincls import tracking
+from lincls import progress, tracking
 from lincls.runner import execute, execute_deferred, refused_run
 from lincls.tags import (
     HASH_TAG,
     HOST_TAG,
+    LABEL_TAG,
+    NOTE_TAG,
     OVERRIDES_TAG,
     PARENT_TAG,
     PID_TAG,
     ROLE_TAG,
     STUDY_TAG,
+    VARYING_TAG,
     commit_tags,
     config_hash,
     process_tags,
@@ -64,6 +68,7 @@ class SweepRecord:
     started: float
     progress_file: str
     finished: tuple[str, ...] = ()  # config hashes of the study's FINISHED runs at the start
+    varying: tuple[str, ...] = ()  # the override keys whose value differs between jobs
 
     def save(self, path: Path) -> None:
         """Write the record as JSON at ``path``."""
@@ -75,6 +80,7 @@ class SweepRecord:
         """Read a record written by ``save``."""
         fields = json.loads(Path(path).read_text())
         fields["finished"] = frozenset(fields.get("finished", ()))
+        fields["varying"] = tuple(fields.get("varying", ()))
         return cls(**fields)
 
 
@@ -118,8 +124,28 @@ def mark_dead_runs_killed(client, experiment_id: str) -> list[str]:
     return closed
 
 
+def varying_keys(jobs: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """The override keys whose value is not the same in every job (what a run name shows)."""
+    values: dict[str, set[str]] = {}
+    for job in jobs:
+        for item in job:
+            key, _, value = item.partition("=")
+            values.setdefault(key.lstrip("+~"), set()).add(value)
+    return tuple(
+        sorted(k for k, v in values.items() if len(v) > 1 or any(k not in _keys(j) for j in jobs))
+    )
+
+
+def _keys(job: Sequence[str]) -> set[str]:
+    return {item.partition("=")[0].lstrip("+~") for item in job}
+
+
 def start_sweep(
-    config: Mapping[str, Any], total: int, record_path: Path, overrides: Sequence[str] = ()
+    config: Mapping[str, Any],
+    total: int,
+    record_path: Path,
+    overrides: Sequence[str] = (),
+    varying: Sequence[str] = (),
 ) -> SweepRecord:
     """In the launching process: open (create, migrate) the store, clean up, make the parent."""
     settings = config.get("tracking") or {}
@@ -137,9 +163,9 @@ def start_sweep(
         **commit_tags(),
     }
     parent = tracking.start_run(client, experiment_id, study, tags)
-    progress = record_path.with_name("progress.log")
-    progress.parent.mkdir(parents=True, exist_ok=True)
-    progress.write_text("")
+    progress_file = record_path.with_name("progress.log")
+    progress_file.parent.mkdir(parents=True, exist_ok=True)
+    progress_file.write_text("")
     finished: tuple[str, ...] = ()
     if (config.get("tracking") or {}).get("skip_finished"):
         done = _search_all(
@@ -149,7 +175,16 @@ def start_sweep(
         )
         finished = tuple(sorted({r.data.tags.get(HASH_TAG, "") for r in done} - {""}))
     record = SweepRecord(
-        uri, experiment, experiment_id, parent, study, total, time.time(), str(progress), finished
+        uri,
+        experiment,
+        experiment_id,
+        parent,
+        study,
+        total,
+        time.time(),
+        str(progress_file),
+        finished,
+        tuple(varying),
     )
     record.save(record_path)
     return record
@@ -168,10 +203,17 @@ def failed_children(record: SweepRecord) -> list[tuple[str, str]]:
     )
 
 
-def finish_sweep(record: SweepRecord, status: str) -> None:
-    """Close the parent run with ``status``."""
+def finish_sweep(record: SweepRecord, status: str) -> progress.Headline:
+    """Give the parent run its headline (description and metrics), close it with ``status``."""
+    VIEW.close()
+    headline = progress.Headline.of(progress.read(record.progress_file))
     client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
-    tracking.end_run(client, record.parent_run_id, status)
+    try:
+        note = {NOTE_TAG: headline.description(record.study, status)}
+        tracking.write_run(client, record.parent_run_id, {}, headline.metrics(), {}, note)
+    finally:
+        tracking.end_run(client, record.parent_run_id, status)
+    return headline
 
 
 def current_sweep() -> SweepRecord | None:
@@ -189,21 +231,6 @@ def _load_cached(path: str) -> SweepRecord:
     if path not in _RECORDS:
         _RECORDS[path] = SweepRecord.load(path)
     return _RECORDS[path]
-
-
-def _report_progress(record: SweepRecord, status: str) -> str:
-    """Append this job's outcome to the progress file; the console line for it."""
-    with open(record.progress_file, "a") as handle:  # one short append: atomic across workers
-        handle.write(f"{status}\n")
-    lines = Path(record.progress_file).read_text().split()
-    done, failed = len(lines), lines.count("failed")
-    skipped = lines.count("skipped")
-    elapsed = time.time() - record.started
-    eta = elapsed / done * max(record.total - done, 0) if done else float("nan")
-    return (
-        f"[lincls] {done}/{record.total} done, {failed} failed, {skipped} skipped, "
-        f"{elapsed:.0f} s elapsed, ETA {eta:.0f} s"
-    )
 
 
 # Set in the workers of the lincls launcher's process pool: a job measures its run and returns
@@ -225,18 +252,23 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
         ROLE_TAG: "run",
         STUDY_TAG: record.study,
         OVERRIDES_TAG: line[: tracking.PARAM_VALUE_LIMIT],
+        VARYING_TAG: " ".join(
+            item for item in overrides if item.partition("=")[0].lstrip("+~") in record.varying
+        )[: tracking.PARAM_VALUE_LIMIT],
     }
     if skip and config_hash(config) in record.finished:
         outcome["status"] = "skipped"
     elif DEFERRED:
         payload = execute_deferred(config, tags)
         outcome.update(payload=payload, error=payload["error"])
+        outcome.update(_result(payload["metrics"], payload["tags"]))
         outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"
         return outcome  # the launching process writes it and reports progress
     else:
         client, experiment_id = tracking.open_experiment(record.tracking_uri, record.experiment)
         try:
-            outcome["run_id"] = execute(config, extra_tags=tags).run_id
+            done = execute(config, extra_tags=tags)
+            outcome.update(run_id=done.run_id, **_result(done.metrics, done.tags))
         except Exception as exc:  # isolate the failure: the sweep goes on
             outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}")
             outcome["run_id"] = getattr(exc, "lincls_run_id", None)
@@ -247,11 +279,26 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
     return outcome
 
 
+def _result(metrics: Mapping[str, float], tags: Mapping[str, str]) -> dict[str, Any]:
+    """What the sweep's headline needs of a run: its learner label, tightest ratio, violation."""
+    return {
+        "label": tags.get(LABEL_TAG),
+        "ratio": metrics.get("bound_ratio.tightest"),
+        "violated": tags.get("bound_violated") == "true",
+    }
+
+
+VIEW = progress.View()  # this process's console view of the sweep
+
+
 def report_progress(record: SweepRecord, outcome: Mapping[str, Any], line: str) -> None:
-    """Count a finished job in the sweep's progress file and print the console line."""
-    print(_report_progress(record, outcome["status"]), file=sys.stderr, flush=True)
+    """Count a finished job in the sweep's progress file and update the console view."""
+    entry = {k: outcome.get(k) for k in ("status", "label", "ratio", "violated")}
+    entries = progress.append(record.progress_file, entry)
     if outcome["status"] == "failed":
+        VIEW.close()
         print(f"[lincls] failed: {line}: {outcome['error']}", file=sys.stderr, flush=True)
+    VIEW.show(progress.Counts.of(entries, record.total, record.started))
 
 
 def write_deferred(record: SweepRecord, outcome: dict[str, Any]) -> None:

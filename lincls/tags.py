@@ -22,10 +22,20 @@ ROLE_TAG = "lincls.role"
 STUDY_TAG = "lincls.study"
 HASH_TAG = "lincls.config_hash"
 OVERRIDES_TAG = "lincls.overrides"
+VARYING_TAG = "lincls.varying"  # this run's values of the keys its sweep varies
 HOST_TAG = "lincls.host"
 PID_TAG = "lincls.pid"
 PARENT_TAG = "mlflow.parentRunId"
 COMMIT_TAG = "mlflow.source.git.commit"
+LABEL_TAG = "learner_label"
+NOTE_TAG = "mlflow.note.content"  # the run's description in the MLflow UI
+SOURCE_TAGS = {"mlflow.source.name": "lincls", "mlflow.source.type": "LOCAL"}
+
+# The learner options that make a different update rule, not just another setting of one: the
+# label shows them always (a report or a Group by never pools bias=none with bias=feature).
+RULE_OPTIONS = ("bias", "variant", "kernel", "schedule", "prediction", "solver")
+# Compact names of config keys in run names.
+SHORT = {"dataset.margin": "γ", "dataset.radius": "R", "dataset.n": "n", "dataset.d": "d"}
 
 
 def study_of(config: Mapping[str, Any]) -> str:
@@ -44,6 +54,43 @@ def commit_tags() -> dict[str, str]:
     return {COMMIT_TAG: commit} if commit else {}
 
 
+def learner_label(learner_cfg: Mapping[str, Any]) -> str:
+    """``name (bias=…, variant=…)``: the learner and the options that choose its update rule."""
+    name = str(learner_cfg.get("name"))
+    rule = [f"{k}={learner_cfg[k]}" for k in RULE_OPTIONS if learner_cfg.get(k) is not None]
+    return f"{name} ({', '.join(rule)})" if rule else name
+
+
+def _short(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def run_name(config: Mapping[str, Any], overrides: str = "") -> str:
+    """A compact name that tells runs apart: learner[rule] dataset γ R order seed, then the
+    other values the sweep set for this run (``overrides``), e.g.
+    ``perceptron[none] separable γ=0.05 R=1 fixed s0 lr=0.1``."""
+    learner = config.get("learner") or {}
+    dataset = config.get("dataset") or {}
+    rule = [str(learner[k]) for k in RULE_OPTIONS if learner.get(k) is not None]
+    parts = [f"{learner.get('name')}[{','.join(rule)}]" if rule else str(learner.get("name"))]
+    parts.append(str(dataset.get("name")))
+    shown = {"learner", "dataset", "order", "seed", "study", "experiment"}
+    shown |= {f"learner.{k}" for k in RULE_OPTIONS} | {"learner.name", "dataset.name"}
+    for key in ("dataset.margin", "dataset.radius"):
+        value = dataset.get(key.split(".")[1])
+        if value is not None:
+            parts.append(f"{SHORT[key]}={_short(value)}")
+            shown.add(key)
+    parts += [str(config.get("order", "fixed")), f"s{config.get('seed', 0)}"]
+    for item in overrides.split():
+        key, _, value = item.partition("=")
+        key = key.lstrip("+~")
+        if key not in shown and not key.startswith(("hydra", "tracking")):
+            shown.add(key)
+            parts.append(f"{SHORT.get(key, key.rpartition('.')[2])}={value}")
+    return " ".join(parts)
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     """A stable hash of a resolved config, tracking settings left out."""
     body = {k: v for k, v in config.items() if k != "tracking"}
@@ -56,15 +103,18 @@ def run_tags(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = N
         "lincls.version": lincls.__version__,
         HASH_TAG: config_hash(config),
         "learner": str((config.get("learner") or {}).get("name")),
+        LABEL_TAG: learner_label(config.get("learner") or {}),
         "dataset": str((config.get("dataset") or {}).get("name")),
         ROLE_TAG: "run",
         STUDY_TAG: study_of(config),
         **process_tags(),
+        **SOURCE_TAGS,
         **(extra_tags or {}),
         **commit_tags(),
     }
 
 
 def run_name_of(config: Mapping[str, Any], tags: Mapping[str, str]) -> str:
-    """``tracking.run_name``, else ``<learner>-<dataset>``."""
-    return (config.get("tracking") or {}).get("run_name") or f"{tags['learner']}-{tags['dataset']}"
+    """``tracking.run_name``, else ``run_name`` of the config and its sweep overrides."""
+    given = (config.get("tracking") or {}).get("run_name")
+    return given or run_name(config, tags.get(VARYING_TAG, tags.get(OVERRIDES_TAG, "")))

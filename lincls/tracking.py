@@ -20,6 +20,23 @@ __all__ = ["default_tracking_uri", "project_root", "resolve_tracking_uri"]  # re
 
 DEFAULT_EXPERIMENT = "lincls"
 PARAM_VALUE_LIMIT = 6000
+# The UI opens an experiment of this kind on its runs table, not on the GenAI traces page.
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+EXPERIMENT_NOTE = """Runs of lincls: linear classifiers of the perceptron family against their
+mistake bounds.
+
+- A **sweep** is a parent run (named after its study); its description gives the headline (runs,
+  failed, bound violations, per learner the median and largest tightest-bound ratio) and its
+  artifacts hold the study report (`report/report.html`).
+- A **run** (a child) fits one learner on one dataset. Its name reads
+  `learner[bias rule] dataset γ=… R=… order seed`; `learner_label` groups the same update rule.
+- `mistakes` is the online mistake count; `bound.<theorem>` each mistake bound that applies, at its
+  best certificate; **`bound_ratio.<theorem>` = mistakes / bound**: ≤ 1 always (a value above 1
+  is a violation, tagged `bound_violated=true`), and 1 means the theorem is met exactly.
+  `bound_ratio.tightest` is the ratio to the run's smallest bound.
+- `bound_slack.progress · angle · norm` = mistakes / Novikoff's bound, factor by factor of its
+  proof: the smallest says what keeps a run from its bound.
+"""
 
 
 def artifact_root(uri: str) -> str | None:
@@ -49,13 +66,24 @@ def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT):
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
         experiment_id = experiment.experiment_id
+        if not EXPERIMENT_KIND.items() <= experiment.tags.items():  # made before lincls set it
+            _describe_experiment(client, experiment_id)
     else:
         try:
-            experiment_id = client.create_experiment(name, artifact_location=artifact_root(uri))
+            experiment_id = client.create_experiment(
+                name,
+                artifact_location=artifact_root(uri),
+                tags={**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE},
+            )
         except MlflowException:  # another process created it in between
             experiment_id = client.get_experiment_by_name(name).experiment_id
     _OPENED[key] = (client, experiment_id)
     return client, experiment_id
+
+
+def _describe_experiment(client, experiment_id: str) -> None:
+    for key, value in {**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE}.items():
+        client.set_experiment_tag(experiment_id, key, value)
 
 
 @functools.cache
@@ -76,14 +104,14 @@ def git_commit() -> str | None:
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """A nested config as dotted names to strings (MLflow params)."""
+    """A nested config as dotted names to strings (MLflow params); unset (None) values left out."""
     flat: dict[str, str] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
             flat.update(flatten(value, prefix=f"{name}."))
-        else:
-            flat[name] = "null" if value is None else str(value)[:PARAM_VALUE_LIMIT]
+        elif value is not None:
+            flat[name] = str(value)[:PARAM_VALUE_LIMIT]
     return flat
 
 
@@ -100,8 +128,13 @@ def write_run(
     metrics: Mapping[str, float],
     curves: Mapping[str, Iterable[tuple[int, float]]],
     tags: Mapping[str, str],
+    dataset_input: Mapping[str, str] | None = None,
 ) -> None:
-    """Everything a run logs, in one ``log_batch`` (MLflow splits it into its size limits)."""
+    """Everything a run logs, in one ``log_batch`` (MLflow splits it into its size limits).
+
+    ``dataset_input`` (``name``, ``digest``, ``source``, ``profile``) is logged as the run's MLflow
+    dataset input, so the UI's Dataset column and the run page name the data.
+    """
     from mlflow.entities import Metric, Param, RunTag
 
     now = int(time.time() * 1000)
@@ -114,6 +147,32 @@ def write_run(
         params=[Param(k, v) for k, v in params.items()],
         tags=[RunTag(k, str(v)) for k, v in tags.items()],
     )
+    if dataset_input:
+        log_dataset_input(client, run_id, dataset_input)
+
+
+def log_dataset_input(client, run_id: str, dataset_input: Mapping[str, str]) -> None:
+    """The run's training data as an MLflow dataset input (context ``train``)."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    entity = Dataset(
+        name=dataset_input["name"],
+        digest=dataset_input["digest"],
+        source_type="code",
+        source=dataset_input.get("source", "{}"),
+        profile=dataset_input.get("profile"),
+    )
+    from mlflow.exceptions import MlflowException
+
+    context = InputTag("mlflow.data.context", "train")
+    inputs = [DatasetInput(entity, tags=[context])]
+    try:
+        client.log_inputs(run_id, datasets=inputs)
+    except MlflowException:
+        # Another run inserted the same dataset at the same moment: a store over PostgreSQL
+        # looks the dataset up, then inserts it, and the second insert breaks its unique key.
+        # It exists now, so a second call only links it to this run.
+        client.log_inputs(run_id, datasets=inputs)
 
 
 def end_run(client, run_id: str, status: str = "FINISHED") -> None:
@@ -136,7 +195,8 @@ def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str
     """Create, write and close a run measured elsewhere (``runner.execute_deferred``)."""
     run_id = start_run(client, experiment_id, payload["run_name"], payload["tags"])
     try:
-        write_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {})
+        write_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {},
+                  payload.get("dataset_input"))  # fmt: skip
     finally:
         if payload["status"] == "FINISHED":
             end_run(client, run_id, "FINISHED")

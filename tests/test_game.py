@@ -68,8 +68,10 @@ def test_with_enough_dimensions_the_game_forces_exactly_the_bound(d, margin, rad
     assert d >= math.ceil((radius / margin) ** 2 - 1e-9)
     learner, dataset, _ = played(d, margin, radius, passes=3)
     assert_valid(dataset, margin, radius)
-    assert learner.mistakes_ == tight_mistakes(margin, radius) == math.floor(
-        (radius / margin) ** 2 + 1e-9
+    assert (
+        learner.mistakes_
+        == tight_mistakes(margin, radius)
+        == math.floor((radius / margin) ** 2 + 1e-9)
     )
 
 
@@ -159,7 +161,21 @@ def test_the_three_slack_factors_multiply_to_mistakes_over_the_bound(overrides, 
 
 
 def test_no_slack_where_updates_are_not_the_perceptron_rule():
-    for overrides in (["learner=margin_perceptron"], ["learner=passive_aggressive"],
-                      ["learner=learning_rate_perceptron", "learner.schedule=inverse"]):  # fmt: skip
+    cases = (["learner=margin_perceptron"], ["learner=passive_aggressive"],
+             ["learner=learning_rate_perceptron", "learner.schedule=inverse"])  # fmt: skip
+    for overrides in cases:
         outcome = evaluation.measure(compose_config([*overrides, "certificates.svm=false"]))
         assert not any(k.startswith("bound_slack.") for k in outcome.metrics), overrides
+
+
+@pytest.mark.parametrize("overrides", SLACK_CASES[:3] + SLACK_CASES[8:10], ids=" ".join)
+def test_the_slack_factors_at_the_best_comparator_multiply_to_the_logged_ratio(overrides, tmp_path):
+    config = compose_config([*overrides, f"certificates.cache_dir={tmp_path}"])
+    outcome = evaluation.measure(config)
+    m, tags = outcome.metrics, outcome.tags
+    name = tags["bound_slack.bound"]
+    assert tags[f"bound.{name}.certificate"] == "best"  # the comparator the theorem allows best
+    product = m["bound_slack.progress"] * m["bound_slack.angle"] * m["bound_slack.norm"]
+    assert product == pytest.approx(m[f"bound_ratio.{name}"], rel=1e-9)
+    assert all(v >= k * (1 - 1e-9) for k, v in outcome.curves["lemma.progress"])
+    assert all(v <= k * (1 + 1e-9) for k, v in outcome.curves["lemma.norm"])

@@ -29,8 +29,8 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.measures",
         "lincls.evaluation",
     ),
-    ("lincls.tracking", "lincls.tags"),
-    ("lincls.runner", "lincls.sweeps"),
+    ("lincls.tracking", "lincls.tags", "lincls.describe"),
+    ("lincls.runner", "lincls.sweeps", "lincls.progress"),
     ("experiments", "hydra_plugins"),
 ]
 

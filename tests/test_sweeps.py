@@ -59,8 +59,10 @@ def test_a_12_config_sweep_has_one_parent_and_12_finished_children(launcher, tmp
     assert set(_configs(children).values()) == {1}
     assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parents[0].info.run_id}
     assert len({r.data.tags["lincls.config_hash"] for r in children}) == 12
+    summary = "12 jobs: 12 finished, 0 failed, 0 skipped"
+    assert summary in done.stderr.splitlines()[-1]  # the launching process's last line
     if launcher != "submitit_local":  # submitit keeps its jobs' output in its own log files
-        assert "[lincls] 12/12 done, 0 failed" in done.stderr
+        assert "[lincls] 11/12 done, 0 failed" in done.stderr
         assert "ETA" in done.stderr
 
 
@@ -102,7 +104,7 @@ def test_failed_configs_are_failed_runs_the_rest_finish_and_the_sweep_exits_nonz
 
 def _progress(sweep_dir: Path) -> int:
     path = sweep_dir / ".lincls" / "progress.log"
-    return len(path.read_text().split()) if path.exists() else 0
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 @pytest.mark.slow
@@ -142,7 +144,7 @@ def test_a_sweep_killed_with_kill_9_completes_on_a_rerun(launcher, tmp_path):
     before = [r for r in children if r.data.tags["mlflow.parentRunId"] == killed.info.run_id]
     kept = sum(r.info.status == "FINISHED" for r in before)
     assert kept >= 6 and {r.info.status for r in before} <= {"FINISHED", "KILLED"}
-    assert f"[lincls] 24/24 done, 0 failed, {kept} skipped" in again.stderr
+    assert f"24 jobs: {24 - kept} finished, 0 failed, {kept} skipped" in again.stderr
 
 
 def _free_port() -> int:
@@ -211,7 +213,7 @@ def test_make_run_path_the_bound_verification_study_then_its_report(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     parents, children = _split(runs_of(uri))
-    assert len(parents) == 1 and len(children) == 3 * 4 * 2 * 2 + 3 * 2 + 2 * 2
+    assert len(parents) == 1 and len(children) == 3 * 4 * 2 * 2 + 3 * 2 + 2 * 2 + 2 * 6 + 4
     assert {r.info.status for r in children} == {"FINISHED"}
     assert {r.data.tags["bound_violated"] for r in children} == {"false"}
     tight = [r for r in children if r.data.tags["dataset"] == "orthonormal"]

@@ -203,7 +203,8 @@ def column(frame: pd.DataFrame, name: str) -> pd.Series:
 
 
 def _value(text: Any) -> Any:
-    """A logged param back as the value it was (MLflow stores ``str(value)``; None as "null")."""
+    """A logged param back as the value it was (MLflow stores ``str(value)``; None, logged as
+    "null" by older runs, is now left out)."""
     if not isinstance(text, str):
         return text
     if text == "null":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,9 @@ class LinclsSweeper(Sweeper):
             del first["hydra"]
         task_config = OmegaConf.to_container(first, resolve=True)
         record_path = sweep_dir / ".lincls" / "sweep.json"
-        record = sweeps.start_sweep(task_config, len(jobs), record_path, list(arguments))
+        record = sweeps.start_sweep(
+            task_config, len(jobs), record_path, list(arguments), sweeps.varying_keys(jobs)
+        )
         print(
             f"[lincls] sweep {record.study}: {len(jobs)} jobs, parent run "
             f"{record.parent_run_id}, store {record.tracking_uri}",
@@ -116,6 +119,7 @@ class LinclsSweeper(Sweeper):
         os.environ[sweeps.SWEEP_ENV] = str(record_path.resolve())
         status = "FAILED"
         failures: list[tuple[str, str]] = []
+        headline = None
         try:
             returns = self.launcher.launch(jobs, initial_job_idx=0)
             failures = sweeps.failed_children(record)
@@ -135,7 +139,10 @@ class LinclsSweeper(Sweeper):
                 os.environ.pop(sweeps.SWEEP_ENV, None)
             else:
                 os.environ[sweeps.SWEEP_ENV] = previous
-            sweeps.finish_sweep(record, status)
+            headline = sweeps.finish_sweep(record, status)
+            seconds = time.time() - record.started
+            print(headline.summary_line(record.study, len(jobs), seconds, record.parent_run_id),
+                  file=sys.stderr, flush=True)  # fmt: skip
         if failures:
             print(
                 f"[lincls] {len(failures)} of {len(jobs)} configs failed "

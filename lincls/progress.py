@@ -1,0 +1,215 @@
+"""A sweep's progress: the shared record of finished jobs, the console view, the headline.
+
+Every job appends one JSON line to the sweep's progress file (status, learner label, tightest
+bound ratio, whether a bound broke): one short append is atomic across the processes of any
+launcher. From that file come the console's progress and, at the end, the sweep's headline.
+
+On a terminal the console shows a live bar (done/total, failed, rate, ETA) redrawn in place; when
+stderr is not a terminal, one line each ~10 s or 5 % of the jobs, and one summary line at the
+end — a 10,000-job sweep prints tens of lines, not 10,000.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+LINE_SECONDS = 10.0  # without a terminal: a line at least this often …
+LINE_FRACTION = 0.05  # … or each time this fraction of the jobs is done
+
+
+def append(progress_file: str, entry: Mapping[str, Any]) -> list[dict]:
+    """Add a finished job to the progress file; every entry so far (this one last)."""
+    with open(progress_file, "a") as handle:
+        handle.write(json.dumps(dict(entry), separators=(",", ":")) + "\n")
+    return read(progress_file)
+
+
+def read(progress_file: str) -> list[dict]:
+    """The entries of a progress file (a line cut short by a dying writer is skipped)."""
+    entries = []
+    for line in Path(progress_file).read_text().splitlines():
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return entries
+
+
+@dataclass
+class Counts:
+    """Jobs done, failed, skipped among ``total``, since ``started`` (epoch seconds)."""
+
+    total: int
+    started: float
+    done: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    @classmethod
+    def of(cls, entries: list[dict], total: int, started: float) -> Counts:
+        """The counts of a progress file's entries."""
+        statuses = [e.get("status") for e in entries]
+        return cls(total, started, len(entries), statuses.count("failed"),
+                   statuses.count("skipped"))  # fmt: skip
+
+    def line(self, now: float | None = None) -> str:
+        """``[lincls] 120/200 done, 1 failed, 0 skipped, 5.2 runs/s, 23 s elapsed, ETA 15 s``."""
+        elapsed = (now or time.time()) - self.started
+        rate = self.done / elapsed if elapsed > 0 else math.nan
+        eta = (self.total - self.done) / rate if rate and rate > 0 else math.nan
+        return (
+            f"[lincls] {self.done}/{self.total} done, {self.failed} failed, {self.skipped} "
+            f"skipped, {rate:.1f} runs/s, {elapsed:.0f} s elapsed, ETA {eta:.0f} s"
+        )
+
+
+@dataclass
+class View:
+    """The console view of one process: a bar on a terminal, else throttled lines."""
+
+    stream: TextIO | None = None  # None: sys.stderr as it is when drawing
+    last_line: float = 0.0
+    last_step: int = 0
+    drawn: int = 0  # the length of the bar on screen, 0 when there is none
+
+    @property
+    def out(self) -> TextIO:
+        """Where the view writes."""
+        return self.stream or sys.stderr
+
+    @property
+    def live(self) -> bool:
+        """Whether the stream is a terminal (the bar redraws in place)."""
+        return bool(getattr(self.out, "isatty", lambda: False)())
+
+    def show(self, counts: Counts) -> None:
+        """Show the counts: redraw the bar, or print a line if one is due."""
+        if self.live:
+            self._draw(counts)
+            return
+        step = int(counts.done / max(counts.total, 1) / LINE_FRACTION)
+        now = time.time()
+        if step > self.last_step or now - self.last_line >= LINE_SECONDS:
+            if counts.done < counts.total:  # the summary line says the rest
+                print(counts.line(now), file=self.out, flush=True)
+            self.last_step, self.last_line = step, now
+
+    def _draw(self, counts: Counts) -> None:
+        from tqdm import tqdm
+
+        width = shutil.get_terminal_size((100, 20)).columns or 100  # a new pty may say 0
+        postfix = f"failed={counts.failed}, skipped={counts.skipped}"
+        elapsed = time.time() - counts.started
+        text = tqdm.format_meter(counts.done, counts.total, elapsed, ncols=width, prefix="[lincls]",
+                                 unit="run", postfix=postfix)  # fmt: skip
+        self.out.write("\r" + text.ljust(self.drawn))
+        self.out.flush()
+        self.drawn = len(text)
+
+    def close(self) -> None:
+        """End the bar's line (the summary line comes after it)."""
+        if self.drawn:
+            self.out.write("\n")
+            self.out.flush()
+            self.drawn = 0
+
+
+def _key(label: str) -> str:
+    """A learner label as a metric key part (MLflow allows letters, digits, _ - . / and space)."""
+    return re.sub(r"\s+", " ", re.sub(r"[^\w.\- /]+", " ", label)).strip()
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A sweep's result in a few numbers: what the parent run's description and metrics say."""
+
+    runs: int
+    failed: int
+    skipped: int
+    violations: int
+    ratios: dict[str, tuple[int, float, float]]  # label → (runs, median, max) of tightest ratio
+
+    @classmethod
+    def of(cls, entries: list[dict]) -> Headline:
+        """The headline of a progress file's entries."""
+        by_label: dict[str, list[float]] = {}
+        for entry in entries:
+            ratio = entry.get("ratio")
+            if entry.get("status") == "finished" and ratio is not None:
+                by_label.setdefault(entry.get("label") or "?", []).append(float(ratio))
+        ratios = {
+            label: (len(values), float(_median(values)), max(values))
+            for label, values in sorted(by_label.items())
+        }
+        statuses = [e.get("status") for e in entries]
+        return cls(
+            runs=statuses.count("finished"),
+            failed=statuses.count("failed"),
+            skipped=statuses.count("skipped"),
+            violations=sum(bool(e.get("violated")) for e in entries),
+            ratios=ratios,
+        )
+
+    def metrics(self) -> dict[str, float]:
+        """``sweep.runs``, ``.failed``, ``.skipped``, ``.violations`` and per learner label
+        ``tightest_ratio.median/<label>`` and ``tightest_ratio.max/<label>``."""
+        values = {
+            "sweep.runs": float(self.runs),
+            "sweep.failed": float(self.failed),
+            "sweep.skipped": float(self.skipped),
+            "sweep.violations": float(self.violations),
+        }
+        for label, (_, median, largest) in self.ratios.items():
+            values[f"tightest_ratio.median/{_key(label)}"] = median
+            values[f"tightest_ratio.max/{_key(label)}"] = largest
+        return values
+
+    def description(self, study: str, status: str) -> str:
+        """The parent run's description (markdown): the headline and a table per learner."""
+        lines = [
+            f"Sweep of study **{study}**: {status}. {self.runs} runs finished, "
+            f"**{self.failed} failed**, {self.skipped} skipped (already finished); "
+            f"**{self.violations} bound violations**.",
+        ]
+        if self.ratios:
+            lines += [
+                "",
+                "Tightest-bound ratio (mistakes / smallest bound; 1 = met exactly) per learner:",
+                "",
+                "| learner | runs | median | max |",
+                "|---|---:|---:|---:|",
+            ]
+            lines += [
+                f"| {label} | {n} | {median:.4g} | {largest:.4g} |"
+                for label, (n, median, largest) in self.ratios.items()
+            ]
+        lines += [
+            "",
+            "The study report (tables, slopes, plots) is `report/report.html` among this run's "
+            "artifacts once `lincls report` (or `make run`) has written it.",
+        ]
+        return "\n".join(lines)
+
+    def summary_line(self, study: str, total: int, seconds: float, parent: str) -> str:
+        """The console's last line."""
+        rate = (self.runs + self.failed) / seconds if seconds > 0 else math.nan
+        return (
+            f"[lincls] sweep {study}: {total} jobs: {self.runs} finished, {self.failed} failed, "
+            f"{self.skipped} skipped in {seconds:.0f} s ({rate:.1f} runs/s); "
+            f"{self.violations} bound violations; parent run {parent}"
+        )
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])

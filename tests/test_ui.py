@@ -1,0 +1,165 @@
+"""What a researcher sees without configuring anything: the experiment opens on its runs, names
+tell runs apart, descriptions say what ran and how it came out, and the console stays short."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from conftest import ROOT, run_cli, runs_of
+from mlflow.tracking import MlflowClient
+
+from lincls import progress, tags, tracking
+
+TINY = ["dataset.n=40", "dataset.d=2", "dataset.n_test=10", "certificates.svm=false", "passes=2"]
+GRID = ["learner.bias=none,feature", "dataset.margin=0.05,0.1", "dataset.radius=1,2", "seed=0,1"]
+
+
+def _split(runs):
+    parents = [r for r in runs if r.data.tags.get("lincls.role") == "sweep"]
+    return parents, [r for r in runs if r.data.tags.get("lincls.role") == "run"]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ui")
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    args = ["-m", *GRID, "learner.lr=1,2", *TINY, f"tracking.uri={uri}",
+            f"hydra.sweep.dir={tmp / 'sweep'}"]  # fmt: skip
+    done = run_cli(args, cwd=tmp)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return uri, done
+
+
+def test_the_experiment_opens_on_model_training_runs_and_says_how_to_read_them(sweep):
+    uri, _ = sweep
+    experiment = MlflowClient(tracking_uri=uri).get_experiment_by_name("lincls")
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    assert "bound_ratio.<theorem>` = mistakes / bound" in experiment.tags["mlflow.note.content"]
+
+
+def test_every_child_has_a_distinct_name_a_label_a_dataset_input_and_no_null_param(sweep):
+    uri, _ = sweep
+    parents, children = _split(runs_of(uri))
+    assert len(parents) == 1 and len(children) == 32
+    names = Counter(r.info.run_name for r in children)
+    assert len(names) == 32, names.most_common(3)  # one name per distinct config
+    assert {r.data.tags["lincls.config_hash"] for r in children}.__len__() == 32
+    for run in children:
+        params, t = run.data.params, run.data.tags
+        assert "null" not in params.values() and "None" not in params.values()
+        bias = params["learner.bias"]
+        assert t["learner_label"] == f"perceptron (bias={bias})"
+        name = run.info.run_name
+        assert name.startswith(f"perceptron[{bias}] separable γ={params['dataset.margin']} ")
+        assert f" R={float(params['dataset.radius']):g} fixed s{params['seed']} " in name
+        assert name.endswith(f"lr={float(params['learner.lr']):g}")
+        (data,) = run.inputs.dataset_inputs
+        assert data.dataset.digest == t["dataset.fingerprint"]
+        assert data.dataset.name == "separable 40×2"
+        assert t["mlflow.source.git.commit"] == tracking.git_commit()
+        note = t["mlflow.note.content"]
+        assert note.startswith(f"**perceptron (bias={bias})** on **separable**")
+        assert f"Tightest bound: **{t['bound.tightest']}**" in note
+
+
+def test_a_curve_has_its_bound_beside_it_and_the_description_says_what_its_step_counts(sweep):
+    uri, _ = sweep
+    _, children = _split(runs_of(uri))
+    run = children[0]
+    client = MlflowClient(tracking_uri=uri)
+    bound = client.get_metric_history(run.info.run_id, "cumulative_mistakes_bound")
+    mistakes = client.get_metric_history(run.info.run_id, "cumulative_mistakes")
+    assert {p.value for p in bound} == {run.data.metrics["bound.tightest"]}
+    assert {p.step for p in bound} == {min(p.step for p in mistakes), max(p.step for p in mistakes)}
+    assert "`cumulative_mistakes`: examples presented" in run.data.tags["mlflow.note.content"]
+
+
+def test_the_parent_has_its_headline_as_description_and_metrics(sweep):
+    uri, done = sweep
+    parents, children = _split(runs_of(uri))
+    (parent,) = parents
+    m = parent.data.metrics
+    assert m["sweep.runs"] == 32 and m["sweep.failed"] == 0 and m["sweep.violations"] == 0
+    ratios = [r.data.metrics["bound_ratio.tightest"] for r in children
+              if r.data.tags["learner_label"] == "perceptron (bias=none)"]  # fmt: skip
+    assert m["tightest_ratio.max/perceptron bias none"] == max(ratios)
+    note = parent.data.tags["mlflow.note.content"]
+    assert "32 runs finished, **0 failed**" in note and "**0 bound violations**" in note
+    assert "| perceptron (bias=none) | 16 |" in note
+    assert done.stderr.splitlines()[-1].startswith("[lincls] sweep adhoc: 32 jobs: 32 finished")
+
+
+def test_a_200_job_sweep_without_a_terminal_prints_at_most_30_progress_lines(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    args = ["-m", "seed=range(0,200)", *TINY, "passes=1", f"tracking.uri={uri}",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}"]  # fmt: skip
+    done = run_cli(args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [x for x in done.stderr.splitlines() if x.startswith("[lincls] ")]
+    progress_lines = [x for x in lines if " done, " in x]
+    assert 1 <= len(progress_lines) <= 30, len(progress_lines)
+    assert lines[-1].startswith("[lincls] sweep adhoc: 200 jobs: 200 finished, 0 failed")
+    assert len(_split(runs_of(uri))[1]) == 200
+
+
+def test_under_a_terminal_the_bar_redraws_in_place(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    args = ["-m", "seed=range(0,30)", *TINY, "passes=1", f"tracking.uri={uri}",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}"]  # fmt: skip
+    leader, follower = pty.openpty()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "experiments.run", *args], cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"},
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower,
+    )  # fmt: skip
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert child.wait(timeout=300) == 0
+    os.close(leader)
+    text = b"".join(chunks).decode(errors="replace")
+    bar = text[text.index("[lincls]:") :]
+    assert bar.count("\r") >= 5  # redrawn in place, not a line per job
+    assert "30/30" in bar and "run/s" in bar
+    assert "[lincls] 1/30 done" not in text  # no per-job lines on a terminal
+
+
+def test_progress_lines_are_throttled_to_five_percent_steps():
+    class Sink:
+        def __init__(self):
+            self.lines = []
+
+        def write(self, text):
+            self.lines += [x for x in text.splitlines() if x]
+
+        def flush(self):
+            pass
+
+    sink = Sink()
+    view = progress.View(stream=sink, last_line=float("inf"))  # no time-based lines
+    for done in range(1, 1001):
+        view.show(progress.Counts(total=1000, started=0.0, done=done))
+    assert len(sink.lines) == 19  # 5 %, 10 %, … 95 %; the summary line says 100 %
+
+
+def test_run_names_and_labels_are_compact_and_show_the_rule():
+    config = {"learner": {"name": "passive_aggressive", "variant": "pa1", "bias": "feature",
+                          "C": 1.0},
+              "dataset": {"name": "separable", "margin": 0.025, "radius": 4.0}, "order": "fixed",
+              "seed": 3}  # fmt: skip
+    assert tags.learner_label(config["learner"]) == "passive_aggressive (bias=feature, variant=pa1)"
+    assert tags.run_name(config, "learner.C=1.0 seed=3 dataset.radius=4") == (
+        "passive_aggressive[feature,pa1] separable γ=0.025 R=4 fixed s3 C=1.0"
+    )
