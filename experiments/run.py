@@ -7,6 +7,7 @@ the field and what is allowed, and exits non-zero.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -25,8 +26,11 @@ register_configs()
 def main(cfg: DictConfig) -> float | dict | None:
     """Run one config; return its mistakes (the value a Hydra sweeper would minimise)."""
     config = OmegaConf.to_container(cfg, resolve=True)
-    multirun = HydraConfig.get().mode == RunMode.MULTIRUN
-    sweep = current_sweep() if multirun else None
+    hydra_config = HydraConfig.get()
+    multirun = hydra_config.mode == RunMode.MULTIRUN
+    # the sweep's record is in its directory too, relative to where it was launched (runtime.cwd)
+    sweep_dir = Path(hydra_config.runtime.cwd, hydra_config.sweep.dir)
+    sweep = current_sweep(sweep_dir) if multirun else None
     if sweep is not None:  # a job of a lincls sweep: a child of its parent run, never raises
         outcome = run_job(config, list(HydraConfig.get().overrides.task), sweep)
         return outcome

@@ -216,9 +216,13 @@ def finish_sweep(record: SweepRecord, status: str) -> progress.Headline:
     return headline
 
 
-def current_sweep() -> SweepRecord | None:
-    """The sweep this process runs a job of, if any (from ``LINCLS_SWEEP``)."""
+def current_sweep(sweep_dir: str | Path | None = None) -> SweepRecord | None:
+    """The sweep this process runs a job of, if any: from ``LINCLS_SWEEP``, else the record in
+    the job's ``sweep_dir`` (a worker that does not inherit the launching process's environment,
+    such as one of a Ray cluster, finds it there)."""
     path = os.environ.get(SWEEP_ENV)
+    if not path and sweep_dir is not None:
+        path = str(Path(sweep_dir) / ".lincls" / "sweep.json")
     if not path or not Path(path).is_file():
         return None
     return _load_cached(path)

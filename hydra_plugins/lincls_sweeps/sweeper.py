@@ -105,7 +105,7 @@ class LinclsSweeper(Sweeper):
         with open_dict(first):
             del first["hydra"]
         task_config = OmegaConf.to_container(first, resolve=True)
-        record_path = sweep_dir / ".lincls" / "sweep.json"
+        record_path = (sweep_dir / ".lincls" / "sweep.json").resolve()  # read from any cwd
         record = sweeps.start_sweep(
             task_config, len(jobs), record_path, list(arguments), sweeps.varying_keys(jobs)
         )
