@@ -10,8 +10,11 @@ the same time on a small machine; each is bounded by pytest-timeout.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -21,25 +24,27 @@ from contextlib import ExitStack, closing
 from pathlib import Path
 
 import pytest
-from clusters import Unavailable, free_port, short_tmpdir, start, stop, tail_of, wait_until
+from clusters import Unavailable, free_port, is_root, start, stop, tail_of, wait_until
 from conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("clusters")]
 
 SMALL = ["dataset.n=100", "dataset.d=5", "dataset.n_test=50", "certificates.svm=false"]
 
-# The children of every sweep, one row per run: status, study, config hash and the swept values.
+# The children of every sweep, one row per run: status, study, config hash, the swept values and
+# the parent run.
 CHILDREN = """
-SELECT r.status, s.value, h.value, lr.value, seed.value
+SELECT r.status, s.value, h.value, lr.value, seed.value, p.value
 FROM runs r
 JOIN tags role ON role.run_uuid = r.run_uuid AND role.key = 'lincls.role' AND role.value = 'run'
 JOIN tags s ON s.run_uuid = r.run_uuid AND s.key = 'lincls.study'
 JOIN tags h ON h.run_uuid = r.run_uuid AND h.key = 'lincls.config_hash'
 JOIN params lr ON lr.run_uuid = r.run_uuid AND lr.key = 'learner.lr'
 JOIN params seed ON seed.run_uuid = r.run_uuid AND seed.key = 'seed'
+JOIN tags p ON p.run_uuid = r.run_uuid AND p.key = 'mlflow.parentRunId'
 """
 PARENTS = """
-SELECT r.status, s.value, j.value
+SELECT r.status, s.value, j.value, r.run_uuid
 FROM runs r
 JOIN tags role ON role.run_uuid = r.run_uuid AND role.key = 'lincls.role' AND role.value = 'sweep'
 JOIN tags s ON s.run_uuid = r.run_uuid AND s.key = 'lincls.study'
@@ -61,23 +66,32 @@ def sweep_command(args: list[str], tmp: Path, name: str) -> list[str]:
 
 def cli_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "RAY_ADDRESS")}
-    return {**env, "PYTHONPATH": str(ROOT), **extra}
+    return {**env, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), **extra}
 
 
 def check_store(connect, studies: dict[str, tuple[str, int]]) -> Counter:
-    """Every study's configs FINISHED exactly once, nothing else logged; the hash counts."""
-    children = query(connect, CHILDREN)
+    """Each study (name → learner.lr, seeds) is one FINISHED parent whose children are its
+    configs, each FINISHED exactly once, and nothing else was logged. Returns runs per hash."""
     parents = query(connect, PARENTS)
-    assert sorted(parents) == sorted(("FINISHED", s, str(n)) for s, (_, n) in studies.items())
+    children = query(connect, CHILDREN)
+    assert sorted(p[:3] for p in parents) == sorted(
+        ("FINISHED", study, str(n)) for study, (_, n) in studies.items()
+    )
+    parent_of = {study: run_id for _, study, _, run_id in parents}
     assert Counter(status for status, *_ in children) == {
         "FINISHED": sum(n for _, n in studies.values())
     }
-    per_hash = Counter(h for _, _, h, _, _ in children)
+    assert all(parent == parent_of[study] for _, study, _, _, _, parent in children)
+    per_hash = Counter(h for _, _, h, *_ in children)
     assert set(per_hash.values()) == {1}  # 0 duplicated
-    expected = {(s, lr, str(seed)) for s, (lr, n) in studies.items() for seed in range(n)}
-    logged = [(s, lr, seed) for _, s, _, lr, seed in children]
+    expected = {(study, lr, str(seed)) for study, (lr, n) in studies.items() for seed in range(n)}
+    logged = [(study, lr, seed) for _, study, _, lr, seed, _ in children]
     assert len(logged) == len(expected) and set(logged) == expected  # 0 lost
     return per_hash
+
+
+def sqlite_store(path: Path):
+    return lambda: sqlite3.connect(path)
 
 
 def enter(stack: ExitStack, cluster):
@@ -159,3 +173,55 @@ def test_four_sweeps_of_50_write_at_once_through_a_server_over_postgresql(tmp_pa
         assert len(per_hash) == 200
     report("PostgreSQL, 4 sweeps × 50 configs through make server", time.monotonic() - began,
            per_hash)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Ray: a head and a worker node, a sweep through Hydra's Ray launcher
+
+
+def in_own_network(command: list[str]) -> list[str]:
+    """``command`` in a new network namespace with only loopback, when this user may make one."""
+    unshare, ip = shutil.which("unshare"), shutil.which("ip") or shutil.which("ip", path="/sbin")
+    if not is_root() or unshare is None or ip is None:
+        return command
+    probe = subprocess.run([unshare, "--net", "--", ip, "link", "set", "lo", "up"],
+                           capture_output=True, timeout=30)  # fmt: skip
+    if probe.returncode != 0:
+        return command
+    return [unshare, "--net", "--", "sh", "-c", f'"{ip}" link set lo up && exec "$@"', "sh",
+            *command]  # fmt: skip
+
+
+@pytest.mark.timeout(900)
+def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path):
+    for module in ("ray", "hydra_plugins.hydra_ray_launcher"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed (the `ray` extra)")
+    began = time.monotonic()
+    store = tmp_path / "mlflow.db"
+    studies = {"ray": ("1.0", 16)}
+    overrides = ["study=ray", "learner.lr=1.0", "seed=range(0,16)", f"tracking.uri=sqlite:///{store}",
+                 *SMALL, f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                 f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
+    result = tmp_path / "result.json"
+    command = [sys.executable, "-m", "clusters.ray_sweep", str(result), "--", *overrides]
+    done = subprocess.run(
+        in_own_network(command),
+        cwd=tmp_path,
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=800,
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    outcome = json.loads(result.read_text())
+    assert outcome["returncode"] == 0, outcome["stderr"][-5000:]
+    assert outcome["nodes"] == ["127.0.0.1", "127.0.0.1"]  # a head and a worker node, alive
+    per_hash = check_store(sqlite_store(store), studies)
+    assert len(per_hash) == 16
+    report(
+        f"Ray, 16 configs on 2 nodes (cluster up in {outcome['start_seconds']:.0f} s, "
+        f"sweep {outcome['sweep_seconds']:.0f} s)",
+        time.monotonic() - began,
+        per_hash,
+    )

@@ -98,18 +98,28 @@ def start(args: list[str], log: Path, env: dict | None = None, cwd: Path | None 
         )
 
 
+def session_of(leader: int) -> list[int]:
+    """The processes of the session ``leader`` started (with ``start``), whatever their group."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if os.getsid(int(entry.name)) == leader:
+                    members.append(int(entry.name))
+    return members
+
+
 def stop(process: subprocess.Popen, timeout: float = 30) -> None:
-    """SIGTERM to the process group a ``start`` made, SIGKILL if it is still there after
-    ``timeout``."""
+    """SIGTERM to the process group a ``start`` made; after ``timeout``, SIGKILL to every process
+    still in its session (a daemon's children may have made groups of their own)."""
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
-    with contextlib.suppress(ProcessLookupError):  # stragglers of the group (ray's workers)
-        os.killpg(process.pid, signal.SIGKILL)
+    for pid in session_of(process.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=5)
 
