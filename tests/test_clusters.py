@@ -225,3 +225,35 @@ def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path)
         time.monotonic() - began,
         per_hash,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Slurm: a one-node cluster, a sweep through submitit_slurm, the store a SQLite file both share
+
+
+@pytest.mark.timeout(900)
+def test_a_sweep_through_submitit_slurm_on_a_one_node_slurm_cluster(tmp_path):
+    from clusters.slurm import array_task_states, slurm_cluster
+
+    began = time.monotonic()
+    store = tmp_path / "mlflow.db"
+    studies = {"slurm": ("1.0", 8)}
+    with ExitStack() as stack:
+        slurm_env = enter(stack, slurm_cluster())
+        args = ["hydra/launcher=submitit_slurm", "hydra.launcher.timeout_min=10",
+                "hydra.launcher.cpus_per_task=1", "study=slurm", "learner.lr=1.0",
+                "seed=range(0,8)", f"tracking.uri=sqlite:///{store}"]  # fmt: skip
+        done = subprocess.run(
+            sweep_command(args, tmp_path, "sweep"),
+            cwd=tmp_path,
+            env=cli_env(SLURM_CONF=slurm_env["SLURM_CONF"]),
+            capture_output=True,
+            text=True,
+            timeout=700,
+        )
+        assert done.returncode == 0, done.stderr[-5000:]
+        states = array_task_states(slurm_env)
+    assert states == ["COMPLETED"] * 8  # the 8 jobs ran as Slurm array tasks, and finished
+    per_hash = check_store(sqlite_store(store), studies)
+    assert len(per_hash) == 8
+    report("Slurm, 8 configs through submitit_slurm", time.monotonic() - began, per_hash)
