@@ -38,6 +38,7 @@ from experiments.report.collect import (
     search_all,
     select_runs,
 )
+from experiments.report.html import HTML_FILE, artifact_markdown, render_html
 from experiments.report.plots import (
     BOUNDARY_RUNS,
     CURVE_METRIC,
@@ -75,6 +76,7 @@ __all__ = [
     "BOUNDARY_RUNS",
     "CURVE_METRIC",
     "CURVE_RUNS",
+    "HTML_FILE",
     "PAGE_SIZE",
     "PLOTS",
     "PLOT_FILES",
@@ -90,6 +92,7 @@ __all__ = [
     "PlotInput",
     "Selection",
     "SlopeFit",
+    "artifact_markdown",
     "bound_names",
     "bound_table",
     "curve_sample",
@@ -108,6 +111,7 @@ __all__ = [
     "plot_mistakes_vs_bound",
     "plot_mistakes_vs_gamma",
     "render",
+    "render_html",
     "runs_frame",
     "safe_name",
     "search_all",
@@ -123,7 +127,12 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     """Write report.md, the plots and runs.csv into ``out_dir``; the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name in (REPORT_FILE, RUNS_FILE, *PLOT_FILES):  # no stale plot from an earlier report
+    for name in (
+        REPORT_FILE,
+        RUNS_FILE,
+        HTML_FILE,
+        *PLOT_FILES,
+    ):  # no stale plot from an earlier report
         (out_dir / name).unlink(missing_ok=True)
     runs = selection.runs
     curves = metric_histories(client, curve_sample(runs)["run_id"], CURVE_METRIC)
@@ -133,8 +142,24 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     text = render(selection, *tables, plots, slack=slack_table(runs))
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
     runs.to_csv(out_dir / RUNS_FILE, index=False)
+    page = render_html(text, out_dir, f"lincls study {selection.study}")
+    (out_dir / HTML_FILE).write_text(page, encoding="utf-8")
     drawn = [out_dir / name for name, why in plots.items() if why is None]
-    return [out_dir / REPORT_FILE, out_dir / RUNS_FILE, *drawn]
+    return [out_dir / REPORT_FILE, out_dir / RUNS_FILE, *drawn, out_dir / HTML_FILE]
+
+
+def log_report(client, run_id: str, files: list[Path]) -> None:
+    """Log the report's files as artifacts ``report/`` of ``run_id`` (the sweep's parent), with a
+    report.md whose links open the run's artifacts, and note the report in its description."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in files:
+            if path.name == REPORT_FILE:
+                text = artifact_markdown(path.read_text(encoding="utf-8"), run_id)
+                path = Path(tmp) / REPORT_FILE
+                path.write_text(text, encoding="utf-8")
+            client.log_artifact(run_id, str(path), artifact_path="report")
 
 
 def safe_name(study: str) -> str:
@@ -165,8 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         selection = select_runs(client, experiment_id, args.target)
         out_dir = args.out or tracking.project_root() / "results" / safe_name(selection.study)
         files = write_report(client, selection, out_dir)
-        for path in files if selection.parents else ():  # runs outside a sweep: no parent
-            client.log_artifact(selection.parents[0], str(path), artifact_path="report")
+        if selection.parents:  # runs outside a sweep have no parent to log to
+            log_report(client, selection.parents[0], files)
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ ROLE_SWEEP = "sweep"
 ROLE_RUN = "run"
 TAGS_KEPT = (
     "learner",
+    "learner_label",
     "dataset",
     "order",
     "bound_violated",

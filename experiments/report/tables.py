@@ -22,18 +22,24 @@ _BOUND = re.compile(r"^metrics\.bound\.([^.]+)$")
 
 
 def learner_labels(frame: pd.DataFrame) -> pd.Series:
-    """Each run's learner name, with the ``learner.*`` params that vary among that learner's runs
-    (e.g. ``perceptron (bias=none)``): runs of different rules are not pooled."""
+    """Each run's learner label: its ``learner_label`` tag (the learner and the options that pick
+    its update rule, e.g. ``perceptron (bias=none)``), plus the other ``learner.*`` params that
+    vary among runs with that label: runs of different rules or settings are not pooled. Runs
+    logged before the tag existed get the learner's name and every varying param."""
     names = column(frame, "tags.learner").fillna(column(frame, "params.learner.name"))
     names = names.fillna("?").astype(str)
-    labels = names.copy()
+    tagged = column(frame, "tags.learner_label")
+    base = tagged.fillna(names).astype(str)
+    labels = base.copy()
     prefix = "params.learner."
     params = [c for c in frame.columns if c.startswith(prefix) and c != f"{prefix}name"]
-    for name, group in frame.groupby(names, sort=True):
-        varying = [c for c in params if group[c].nunique(dropna=False) > 1]
+    for label, group in frame.groupby(base, sort=True):
+        shown = {c for c in params if f"{c[len(prefix) :]}=" in label}
+        varying = [c for c in params if c not in shown and group[c].nunique(dropna=False) > 1]
         for index, row in group[varying].iterrows() if varying else ():
             described = ", ".join(f"{c[len(prefix) :]}={row[c]}" for c in varying)
-            labels.loc[index] = f"{name} ({described})"
+            inner = label[:-1] + ", " if label.endswith(")") else label + " ("
+            labels.loc[index] = f"{inner}{described})"
     return labels
 
 

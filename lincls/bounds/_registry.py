@@ -153,7 +153,11 @@ def evaluate(facts: RunFacts) -> Evaluation:
             if isinstance(found, str):
                 reason = reason or found
             elif math.isfinite(found.value) and (best is None or holds(found.value, best[0].value)):
-                best = (found, BEST)  # a certificate that ties (to rounding) is the same bound
+                # A certificate that ties it to the solver's rounding is an optimal comparator
+                # too: the source is the optimum, the value the smaller of the two (a tight
+                # instance keeps its ratio of exactly 1).
+                value = found.value if best is None else min(found.value, best[0].value)
+                best = (BoundValue(value, found.details), BEST)
         if best is None:
             skipped[spec.name] = reason or "no certificate"
             continue

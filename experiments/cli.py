@@ -1,0 +1,73 @@
+"""The ``lincls`` command: ``lincls run …`` (the Hydra app), ``lincls report …``, ``lincls ui``.
+
+    lincls run learner.bias=none dataset.margin=0.05          # one run
+    lincls run -m experiment=bound_verification               # a study
+    lincls report bound_verification                          # its report, also on the parent run
+    lincls ui --port 5001                                     # the MLflow UI over the local store
+
+``python -m experiments.run`` and ``python -m experiments.report`` work as before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from lincls import tracking
+from lincls.paths import sqlite_path
+
+USAGE = "usage: lincls {run,report,ui} [arguments]  (lincls <command> --help for each)"
+
+
+def ui_command(argv: Sequence[str]) -> list[str]:
+    """The ``mlflow ui`` command line for ``lincls ui`` arguments."""
+    parser = argparse.ArgumentParser(prog="lincls ui", description="The MLflow UI over a store.")
+    parser.add_argument("--store", help="the tracking store (default: the one runs log to)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=5000)
+    args = parser.parse_args(argv)
+    uri = tracking.resolve_tracking_uri(args.store)
+    command = [
+        str(Path(sys.executable).with_name("mlflow")) if shutil.which("mlflow") is None
+        else "mlflow",
+        "ui", "--backend-store-uri", uri, "--host", args.host, "--port", str(args.port),
+        "--workers", "1",
+    ]  # fmt: skip
+    root = tracking.artifact_root(uri)
+    if root is not None:
+        command += ["--default-artifact-root", root]
+        db = sqlite_path(uri)
+        db.parent.mkdir(parents=True, exist_ok=True)
+    return command
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Dispatch ``lincls <command> …``; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE + "\n\n" + (__doc__ or "").split("\n\n")[1])
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "run":
+        from experiments import run
+
+        sys.argv = ["lincls run", *rest]
+        run.main()
+        return 0
+    if command == "report":
+        from experiments import report
+
+        return report.main(rest)
+    if command == "ui":
+        args = ui_command(rest)
+        os.execvp(args[0], args)
+    print(f"error: command: must be one of run, report, ui, got {command!r}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
