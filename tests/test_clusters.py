@@ -4,16 +4,20 @@ on a two-node Ray cluster, and one through ``submitit_slurm`` on a one-node Slur
 
 Every count is read back from the store itself, in SQL: FINISHED child runs grouped by the
 config-hash tag, so a lost config is a missing hash and a duplicated one a count above 1. The
-three tests share one xdist group (``make test`` runs ``--dist loadgroup``), so they never run at
-the same time on a small machine; each is bounded by pytest-timeout.
+three tests never run at the same time on a small machine: they share one xdist group (``make
+test`` runs ``--dist loadgroup``) and hold one file lock, because pytest-xdist 3.8 cannot group
+tests under pytest 9.2 (it renames a test's node id, which pytest 9 derives anew). Each is bounded
+by pytest-timeout.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -27,7 +31,11 @@ import pytest
 from clusters import Unavailable, free_port, is_root, start, stop, tail_of, wait_until
 from conftest import ROOT
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("clusters")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.xdist_group("clusters"),
+    pytest.mark.usefixtures("one_cluster_at_a_time"),
+]
 
 SMALL = ["dataset.n=100", "dataset.d=5", "dataset.n_test=50", "certificates.svm=false"]
 
@@ -50,6 +58,17 @@ JOIN tags role ON role.run_uuid = r.run_uuid AND role.key = 'lincls.role' AND ro
 JOIN tags s ON s.run_uuid = r.run_uuid AND s.key = 'lincls.study'
 JOIN tags j ON j.run_uuid = r.run_uuid AND j.key = 'lincls.jobs'
 """
+
+
+@pytest.fixture
+def one_cluster_at_a_time(tmp_path_factory):
+    """Hold a lock that every worker of this session shares while a cluster test runs."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's directory, above each worker's own
+    with open(root / "clusters.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def query(connect, sql: str) -> list[tuple]:
@@ -134,7 +153,7 @@ def healthy(uri: str) -> bool:
         return reply.status == 200
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)  # with the wait for the lock
 def test_four_sweeps_of_50_write_at_once_through_a_server_over_postgresql(tmp_path):
     psycopg = pytest.importorskip("psycopg", reason="the `postgres` extra is not installed")
     from clusters.postgres import postgres_server
@@ -184,6 +203,11 @@ def in_own_network(command: list[str]) -> list[str]:
     unshare, ip = shutil.which("unshare"), shutil.which("ip") or shutil.which("ip", path="/sbin")
     if not is_root() or unshare is None or ip is None:
         return command
+    try:  # with no route out, Ray takes the host name's address: it must be a loopback one
+        if not socket.gethostbyname(socket.gethostname()).startswith("127."):
+            return command
+    except OSError:
+        return command
     probe = subprocess.run([unshare, "--net", "--", ip, "link", "set", "lo", "up"],
                            capture_output=True, timeout=30)  # fmt: skip
     if probe.returncode != 0:
@@ -192,7 +216,7 @@ def in_own_network(command: list[str]) -> list[str]:
             *command]  # fmt: skip
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)  # with the wait for the lock
 def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path):
     for module in ("ray", "hydra_plugins.hydra_ray_launcher"):
         if importlib.util.find_spec(module) is None:
@@ -231,7 +255,7 @@ def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path)
 # Slurm: a one-node cluster, a sweep through submitit_slurm, the store a SQLite file both share
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)  # with the wait for the lock
 def test_a_sweep_through_submitit_slurm_on_a_one_node_slurm_cluster(tmp_path):
     from clusters.slurm import array_task_states, slurm_cluster
 
