@@ -64,6 +64,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report.main(rest)
     if command == "ui":
         args = ui_command(rest)
+        host, port = args[args.index("--host") + 1], args[args.index("--port") + 1]
+        store = args[args.index("--backend-store-uri") + 1]
+        _, experiment_id = tracking.open_experiment(store)  # made with its view if missing
+        page = tracking.ui_path(experiment_id)
+        print(f"lincls: the runs as lincls reads them: http://{host}:{port}/{page}", flush=True)
         os.execvp(args[0], args)
     print(f"error: command: must be one of run, report, ui, got {command!r}", file=sys.stderr)
     return 2

@@ -75,15 +75,63 @@ def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT):
                 artifact_location=artifact_root(uri),
                 tags={**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE},
             )
+            share_view(client, experiment_id)
         except MlflowException:  # another process created it in between
             experiment_id = client.get_experiment_by_name(name).experiment_id
     _OPENED[key] = (client, experiment_id)
     return client, experiment_id
 
 
+VIEW_KEY = "lincls"  # the experiment's shared view of the runs table
+VIEW_COLUMNS = [
+    "attributes.`Dataset`",
+    "tags.`learner_label`",
+    "metrics.`mistakes`",
+    "metrics.`bound_ratio.tightest`",
+    "tags.`bound.tightest`",
+    "metrics.`bound.tightest`",
+    "metrics.`margin`",
+    "metrics.`radius`",
+    "tags.`bound_violated`",
+    "metrics.`bound_slack.progress`",
+    "metrics.`bound_slack.angle`",
+    "metrics.`bound_slack.norm`",
+]
+
+
+def share_view(client, experiment_id: str) -> None:
+    """Store the runs table as lincls reads it (the runs of every sweep, flat, with their bounds,
+    ratios and slack as columns) as the experiment's shared view ``lincls`` (``ui_path``)."""
+    import json
+
+    state = {
+        "searchFilter": "tags.`lincls.role` = 'run'",
+        "orderByKey": "attributes.start_time",
+        "orderByAsc": False,
+        "startTime": "ALL",
+        "lifecycleFilter": "Active",
+        "datasetsFilter": [],
+        "modelVersionFilter": "All Runs",
+        "selectedColumns": VIEW_COLUMNS,
+    }
+    client.set_experiment_tag(
+        experiment_id, f"mlflow.sharedViewState.{VIEW_KEY}", json.dumps(state)
+    )
+
+
+def ui_path(experiment_id: str) -> str:
+    """The UI page of an experiment's runs in lincls's view, in the model-training workflow (the
+    UI otherwise opens on its GenAI pages: a setting of the browser, not of the store)."""
+    return (
+        f"#/experiments/{experiment_id}/runs?viewStateShareKey={VIEW_KEY}"
+        "&workflowType=machine_learning"
+    )
+
+
 def _describe_experiment(client, experiment_id: str) -> None:
     for key, value in {**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE}.items():
         client.set_experiment_tag(experiment_id, key, value)
+    share_view(client, experiment_id)
 
 
 @functools.cache

@@ -543,7 +543,10 @@ def test_the_command_line_prints_where_the_report_is(study, tmp_path):
     assert done.returncode == 0, done.stderr
     first, second = done.stdout.splitlines()
     assert first.startswith(f"report: {tmp_path / 'report.md'} (62 runs of study '{STUDY}'")
-    assert second == f"MLflow UI: mlflow ui --backend-store-uri {study['uri']} --workers 1"
+    experiment_id = MlflowClient(tracking_uri=study["uri"]).get_experiment_by_name("lincls")
+    page = f"#/experiments/{experiment_id.experiment_id}/runs?viewStateShareKey=lincls"
+    assert second.startswith(f"MLflow UI: lincls ui --store {study['uri']}, then http://")
+    assert f"/{page}&workflowType=machine_learning" in second
     assert (tmp_path / "report.md").read_text() == study["text"]
 
 

@@ -203,8 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"report: {out_dir / REPORT_FILE} "
         f"({selection.runs.shape[0]} runs of study {selection.study!r}{logged})"
     )
+    page = tracking.ui_path(experiment_id)
     if uri == tracking.default_tracking_uri():
-        print("MLflow UI: make ui  (then http://127.0.0.1:5000)")
+        print(f"MLflow UI: lincls ui (or make ui), then http://127.0.0.1:5000/{page}")
     else:
-        print(f"MLflow UI: mlflow ui --backend-store-uri {uri} --workers 1")
+        print(f"MLflow UI: lincls ui --store {uri}, then http://127.0.0.1:5000/{page}")
     return 0
