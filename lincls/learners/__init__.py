@@ -2,6 +2,7 @@
 
 from lincls.learners.adaline import Adaline
 from lincls.learners.averaged import AveragedPerceptron
+from lincls.learners.balanced_winnow import BalancedWinnow
 from lincls.learners.batch_perceptron import BatchPerceptron
 from lincls.learners.kernel import KernelPerceptron
 from lincls.learners.learning_rate import LearningRatePerceptron
@@ -14,7 +15,7 @@ from lincls.learners.naive_bayes import NaiveBayesLinear
 from lincls.learners.passive_aggressive import PassiveAggressive
 from lincls.learners.perceptron import Perceptron
 from lincls.learners.voted import VotedPerceptron
-from lincls.learners.winnow import BalancedWinnow, Winnow
+from lincls.learners.winnow import Winnow
 
 __all__ = [
     "MIRA",
