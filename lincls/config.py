@@ -14,120 +14,139 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, SI
 
+# --- learners -------------------------------------------------------------------------------
+# The online learners' schemas extend the options they share; a schema's own fields come after
+# its bases' (key order does not matter to a config). ``max_passes`` and ``random_state`` are the
+# run's (``passes``, ``seed``), not a learner option.
+
 
 @dataclass
-class PerceptronConfig:
-    name: str = "perceptron"
-    lr: float = 1.0
-    bias: str = "feature"
+class OnlineConfig:
+    """The pass options of every online learner."""
+
+    name: str = MISSING
     stop_when_converged: bool = True
     shuffle: bool = False
-    intercept_decay: float = 1.0
 
 
 @dataclass
-class AveragedPerceptronConfig:
-    name: str = "averaged_perceptron"
-    lr: float = 1.0
+class BiasedConfig(OnlineConfig):
+    """An online learner with a bias rule."""
+
     bias: str = "feature"
-    stop_when_converged: bool = False
-    shuffle: bool = False
+
+
+@dataclass
+class DampedBiasConfig(BiasedConfig):
+    """A binary online learner whose bias step ``intercept_decay`` scales."""
+
     intercept_decay: float = 1.0
 
 
 @dataclass
-class VotedPerceptronConfig:
+class StepConfig(DampedBiasConfig):
+    """A binary online learner with a step (learning rate) ``lr``."""
+
+    lr: float = 1.0
+
+
+@dataclass
+class ScheduledStepConfig(StepConfig):
+    """A learner whose step α_t follows a schedule (``lincls.learners._schedules``)."""
+
+    schedule: str = "constant"
+    decay: float = 0.5
+
+
+@dataclass
+class MultiplicativeConfig(OnlineConfig):
+    """Winnow's family: positive weights, promoted and demoted by the factor ``alpha``."""
+
+    alpha: float = 2.0
+
+
+@dataclass
+class PerceptronConfig(StepConfig):
+    name: str = "perceptron"
+
+
+@dataclass
+class AveragedPerceptronConfig(StepConfig):
+    name: str = "averaged_perceptron"
+    stop_when_converged: bool = False
+
+
+@dataclass
+class VotedPerceptronConfig(StepConfig):
     name: str = "voted_perceptron"
     prediction: str = "vote"
     max_vectors: int = 10_000
-    lr: float = 1.0
-    bias: str = "feature"
     stop_when_converged: bool = False
-    shuffle: bool = False
-    intercept_decay: float = 1.0
 
 
 @dataclass
-class MarginPerceptronConfig:
+class MarginPerceptronConfig(StepConfig):
     name: str = "margin_perceptron"
     tau: float = 1.0
-    lr: float = 1.0
-    bias: str = "feature"
-    stop_when_converged: bool = True
-    shuffle: bool = False
-    intercept_decay: float = 1.0
 
 
 @dataclass
-class LearningRatePerceptronConfig:
+class LearningRatePerceptronConfig(ScheduledStepConfig):
     name: str = "learning_rate_perceptron"
-    lr: float = 1.0
-    schedule: str = "constant"
-    decay: float = 0.5
-    bias: str = "feature"
-    stop_when_converged: bool = True
-    shuffle: bool = False
-    intercept_decay: float = 1.0
 
 
 @dataclass
-class PassiveAggressiveConfig:
+class BatchPerceptronConfig(ScheduledStepConfig):
+    name: str = "batch_perceptron"
+    batch_size: int | None = None
+
+
+@dataclass
+class AdalineConfig(ScheduledStepConfig):
+    name: str = "adaline"
+    lr: float = 0.01
+    stop_when_converged: bool = False
+
+
+@dataclass
+class PassiveAggressiveConfig(DampedBiasConfig):
     name: str = "passive_aggressive"
     variant: str = "pa1"
     C: float = 1.0
-    bias: str = "feature"
-    stop_when_converged: bool = True
-    shuffle: bool = False
-    intercept_decay: float = 1.0
 
 
 @dataclass
-class KernelPerceptronConfig:
+class KernelPerceptronConfig(BiasedConfig):
     name: str = "kernel_perceptron"
     kernel: str = "linear"
     degree: int = 2
     gamma: float = 1.0
-    bias: str = "feature"
-    stop_when_converged: bool = True
-    shuffle: bool = False
     cache_size: float = 200.0
 
 
 @dataclass
-class WinnowConfig:
-    name: str = "winnow"
-    alpha: float = 2.0
-    threshold: float | None = None
-    variant: str = "winnow2"
-    stop_when_converged: bool = True
-    shuffle: bool = False
-
-
-@dataclass
-class BalancedWinnowConfig:
-    name: str = "balanced_winnow"
-    alpha: float = 2.0
-    threshold: float = 0.0
-    stop_when_converged: bool = True
-    shuffle: bool = False
-
-
-@dataclass
-class MulticlassPerceptronConfig:
+class MulticlassPerceptronConfig(BiasedConfig):
     name: str = "multiclass_perceptron"
     lr: float = 1.0
-    bias: str = "feature"
-    stop_when_converged: bool = True
-    shuffle: bool = False
 
 
 @dataclass
-class MiraConfig:
+class MiraConfig(BiasedConfig):
     name: str = "mira"
     max_step: float = 1.0
-    bias: str = "feature"
-    stop_when_converged: bool = True
-    shuffle: bool = False
+
+
+@dataclass
+class WinnowConfig(MultiplicativeConfig):
+    name: str = "winnow"
+    threshold: float | None = None
+    variant: str = "winnow2"
+
+
+@dataclass
+class BalancedWinnowConfig(MultiplicativeConfig):
+    name: str = "balanced_winnow"
+    threshold: float = 0.0
 
 
 @dataclass
@@ -155,33 +174,19 @@ class LeastSquaresConfig:
     max_iter: int | None = None
 
 
-@dataclass
-class AdalineConfig:
-    name: str = "adaline"
-    lr: float = 0.01
-    schedule: str = "constant"
-    decay: float = 0.5
-    bias: str = "feature"
-    stop_when_converged: bool = False
-    shuffle: bool = False
-    intercept_decay: float = 1.0
+# --- datasets -------------------------------------------------------------------------------
 
 
 @dataclass
-class BatchPerceptronConfig:
-    name: str = "batch_perceptron"
-    lr: float = 1.0
-    batch_size: int | None = None
-    schedule: str = "constant"
-    decay: float = 0.5
-    bias: str = "feature"
-    stop_when_converged: bool = True
-    shuffle: bool = False
-    intercept_decay: float = 1.0
+class DatasetConfig:
+    """Every dataset option: its name, and the run's seed for whatever it draws."""
+
+    name: str = MISSING
+    seed: int = SI("${seed}")
 
 
 @dataclass
-class SeparableConfig:
+class SeparableConfig(DatasetConfig):
     name: str = "separable"
     n: int = 1000
     d: int = 20
@@ -189,30 +194,27 @@ class SeparableConfig:
     radius: float = 1.0
     offset: float = 0.0
     n_test: int = 1000
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class OrthonormalConfig:
+class OrthonormalConfig(DatasetConfig):
     name: str = "orthonormal"
     d: int = 50
     radius: float = 1.0
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class DisjunctionConfig:
+class DisjunctionConfig(DatasetConfig):
     name: str = "disjunction"
     n_features: int = 100
     k: int = 3
     n: int = 1000
     density: float | None = None
     n_test: int = 1000
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class MulticlassConfig:
+class MulticlassConfig(DatasetConfig):
     name: str = "multiclass"
     n: int = 1000
     d: int = 20
@@ -220,35 +222,28 @@ class MulticlassConfig:
     margin: float = 0.05
     radius: float = 1.0
     n_test: int = 1000
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class CsvConfig:
+class CsvConfig(DatasetConfig):
     name: str = "csv"
     path: str = MISSING
     label_column: str = "label"
     test_fraction: float = 0.25
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class NoisyConfig:
+class NoisyConfig(SeparableConfig):
+    """``separable``'s data, then labels flipped and examples moved inside the margin."""
+
     name: str = "noisy"
-    n: int = 1000
-    d: int = 20
-    margin: float = 0.1
-    radius: float = 1.0
-    offset: float = 0.0
     flip: float = 0.05
     deficit: float = 1.0
     overlap: int = 10
-    n_test: int = 1000
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class PlaneConfig:
+class PlaneConfig(DatasetConfig):
     name: str = "plane"
     kind: str = "separable"
     n: int = 200
@@ -257,11 +252,10 @@ class PlaneConfig:
     offset: float = 0.0
     flip: float = 0.1
     n_test: int = 200
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class FarPointsConfig:
+class FarPointsConfig(DatasetConfig):
     name: str = "far_points"
     n: int = 100
     d: int = 2
@@ -270,28 +264,31 @@ class FarPointsConfig:
     radius: float = 10.0
     far: float = 0.2
     n_test: int = 100
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class PerceptronGameConfig:
+class PerceptronGameConfig(DatasetConfig):
     name: str = "perceptron_game"
     d: int = 2
     margin: float = 0.1
     radius: float = 1.0
     strategy: str = "auto"
     rounds: int | None = None
-    seed: int = SI("${seed}")
 
 
 @dataclass
-class SklearnSetConfig:
-    name: str = MISSING
+class SklearnSetConfig(DatasetConfig):
     classes: list[int] | None = None
     positive: int | None = None
     standardize: bool = True
     test_fraction: float = 0.25
-    seed: int = SI("${seed}")
+
+
+@dataclass
+class ClassPairConfig(SklearnSetConfig):
+    """A multiclass scikit-learn set, by default reduced to its classes 0 and 1."""
+
+    classes: list[int] | None = field(default_factory=lambda: [0, 1])
 
 
 @dataclass
@@ -300,31 +297,27 @@ class BreastCancerConfig(SklearnSetConfig):
 
 
 @dataclass
-class DigitsConfig(SklearnSetConfig):
+class DigitsConfig(ClassPairConfig):
     name: str = "digits"
-    classes: list[int] | None = field(default_factory=lambda: [0, 1])
 
 
 @dataclass
-class IrisConfig(SklearnSetConfig):
+class IrisConfig(ClassPairConfig):
     name: str = "iris"
-    classes: list[int] | None = field(default_factory=lambda: [0, 1])
 
 
 @dataclass
-class WineConfig(SklearnSetConfig):
+class WineConfig(ClassPairConfig):
     name: str = "wine"
-    classes: list[int] | None = field(default_factory=lambda: [0, 1])
 
 
 @dataclass
-class SvmlightConfig:
+class SvmlightConfig(DatasetConfig):
     name: str = "svmlight"
     path: str = MISSING
     n_features: int | None = None
     dense: bool = False
     test_fraction: float = 0.25
-    seed: int = SI("${seed}")
 
 
 @dataclass
