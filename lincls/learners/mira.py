@@ -35,7 +35,8 @@ def mira_pass_dense(
     """One pass of MIRA over dense ``X[order]``, updating ``W`` in place: the Kesler pass with τ.
 
     ``y`` holds class indices; ``norm_extra`` is the squared bias feature (1, or 0 without a
-    bias), added to x·x and scaling the bias step. Returns (mistakes, updates).
+    bias), added to x·x and scaling the bias step. Returns (mistakes, updates). ``MIRA`` itself
+    runs the same pass through its base; this is the pass on its own, for a caller with arrays.
     """
     return kesler_pass_dense(
         X, y, order, W, intercept, max_step, norm_extra, scores, mistake_rows, mistake_steps, True
