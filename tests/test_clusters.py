@@ -237,9 +237,9 @@ def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path)
         text=True,
         timeout=800,
     )
-    assert done.returncode == 0, done.stderr[-5000:]
+    assert done.returncode == 0, done.stderr[-10000:]
     outcome = json.loads(result.read_text())
-    assert outcome["returncode"] == 0, outcome["stderr"][-5000:]
+    assert outcome["returncode"] == 0, outcome["stderr"][-10000:]
     assert outcome["nodes"] == ["127.0.0.1", "127.0.0.1"]  # a head and a worker node, alive
     per_hash = check_store(sqlite_store(store), studies)
     assert len(per_hash) == 16
@@ -275,7 +275,7 @@ def test_a_sweep_through_submitit_slurm_on_a_one_node_slurm_cluster(tmp_path):
             text=True,
             timeout=700,
         )
-        assert done.returncode == 0, done.stderr[-5000:]
+        assert done.returncode == 0, done.stderr[-10000:]
         states = array_task_states(slurm_env)
     assert states == ["COMPLETED"] * 8  # the 8 jobs ran as Slurm array tasks, and finished
     per_hash = check_store(sqlite_store(store), studies)

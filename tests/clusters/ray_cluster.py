@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,10 +28,21 @@ print(json.dumps(sorted(n["NodeManagerAddress"] for n in ray.nodes() if n["Alive
 """
 
 
+# The cluster's own token: Ray turns token authentication on by itself once a token exists in
+# ~/.ray (any local ray.init makes one), so the nodes, the checks and the sweep all name this one.
+TOKEN = secrets.token_hex(32)
+
+
 def ray_env() -> dict:
-    """The environment of the nodes: no usage reporting, no address inherited from outside."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    return {**env, "RAY_USAGE_STATS_ENABLED": "0"}
+    """The environment of the nodes and their clients: this cluster's token, no usage reporting,
+    no address or token inherited from outside."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
+    return {
+        **env,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN": TOKEN,
+    }
 
 
 def node_ports() -> list[str]:
