@@ -71,6 +71,12 @@ def one_cluster_at_a_time(tmp_path_factory):
         yield
 
 
+SWEEP_SPANS = """
+SELECT r.start_time, r.end_time FROM runs r
+JOIN tags role ON role.run_uuid = r.run_uuid AND role.key = 'lincls.role' AND role.value = 'sweep'
+"""
+
+
 def query(connect, sql: str) -> list[tuple]:
     with closing(connect()) as connection, closing(connection.cursor()) as cursor:
         cursor.execute(sql)
@@ -133,11 +139,8 @@ def report(name: str, seconds: float, per_hash: Counter) -> None:
 # PostgreSQL behind `make server`: 4 sweeps × 50 configs writing at once
 
 
-def make_server(db: str, port: int, artifacts: Path, log: Path) -> subprocess.Popen:
+def make_server(make: str, db: str, port: int, artifacts: Path, log: Path) -> subprocess.Popen:
     """``make server`` with this interpreter's virtualenv, never re-installing it."""
-    make = shutil.which("make")
-    if make is None:
-        raise Unavailable("`make` is not installed")
     venv = Path(sys.prefix)
     return start(
         [make, "--no-print-directory", "-C", str(ROOT), "-o", f"{venv}/.installed", "server",
@@ -160,9 +163,12 @@ def test_four_sweeps_of_50_write_at_once_through_a_server_over_postgresql(tmp_pa
 
     began = time.monotonic()
     with ExitStack() as stack:
+        make = shutil.which("make")
+        if make is None:
+            pytest.skip("`make` is not installed")
         db = enter(stack, postgres_server())
         port = free_port()
-        server = make_server(db, port, tmp_path / "artifacts", tmp_path / "server.log")
+        server = make_server(make, db, port, tmp_path / "artifacts", tmp_path / "server.log")
         stack.callback(stop, server)
         uri = f"http://127.0.0.1:{port}"
         wait_until(lambda: healthy(uri), "make server", 180, (server,), tmp_path / "server.log")
@@ -183,6 +189,7 @@ def test_four_sweeps_of_50_write_at_once_through_a_server_over_postgresql(tmp_pa
                 stdout=subprocess.DEVNULL,
                 stderr=log,
             )
+            stack.callback(sweeps[study].kill)  # a no-op once it has exited
         for study, sweep in sweeps.items():
             code = sweep.wait(timeout=600)
             assert code == 0, tail_of(tmp_path / f"{study}.log")
@@ -190,6 +197,9 @@ def test_four_sweeps_of_50_write_at_once_through_a_server_over_postgresql(tmp_pa
         assert server.poll() is not None
         per_hash = check_store(lambda: psycopg.connect(db), studies)
         assert len(per_hash) == 200
+        spans = query(lambda: psycopg.connect(db), SWEEP_SPANS)
+        assert len(spans) == 4
+        assert max(start for start, _ in spans) < min(end for _, end in spans)  # all 4 at once
     report("PostgreSQL, 4 sweeps × 50 configs through make server", time.monotonic() - began,
            per_hash)  # fmt: skip
 
