@@ -45,7 +45,7 @@ run: $(STAMP)
 	$(PY) -m experiments.report bound_verification
 	@echo "Open the MLflow UI with: make ui   (then http://$(HOST):$(PORT))"
 
-## test: lint, format check and the whole suite (tests of one xdist_group run one at a time)
+## test: lint, format check and the whole suite on every core (the cluster tests one at a time)
 test: $(STAMP) system lint
 	$(PY) -m pytest -q -n auto --dist loadgroup
 
