@@ -99,6 +99,7 @@ def check_store(connect, studies: dict[str, tuple[str, int]]) -> Counter:
     configs, each FINISHED exactly once, and nothing else was logged. Returns runs per hash."""
     parents = query(connect, PARENTS)
     children = query(connect, CHILDREN)
+    assert query(connect, "SELECT COUNT(*) FROM runs") == [(len(parents) + len(children),)]
     assert sorted(p[:3] for p in parents) == sorted(
         ("FINISHED", study, str(n)) for study, (_, n) in studies.items()
     )
