@@ -10,6 +10,7 @@ import yaml
 from conftest import CONF, compose_config
 
 from lincls import evaluation
+from lincls.game import PerceptronGame
 
 # the dataset each learner is run on (binary learners: the default, separable)
 PARTNER = {
@@ -90,6 +91,7 @@ SHAPES = {
     "csv": (30, 3),  # the 40-row file below
     "svmlight": (30, 3),
     "far_points": (100, 2),
+    "perceptron_game": (50, 2),  # the plane's game at γ/R = 0.1: (1 − γ²)/(2γ²) + 1 mistakes
 }
 
 
@@ -99,6 +101,9 @@ def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
     overrides = [f"dataset={option}", f"learner={learner}", "certificates.svm=false"]
     config = compose_config([*overrides, *_files(tmp_path).get(option, [])])
     learner_obj, dataset = evaluation.prepare(config)
+    if isinstance(dataset, PerceptronGame):  # its data exist once it is played
+        outcome = evaluation.fit_and_evaluate(learner_obj, dataset)
+        dataset = outcome.dataset
     assert dataset.X.shape == SHAPES[option]
     assert dataset.X_test.shape[1] == SHAPES[option][1]
     outcome = evaluation.fit_and_evaluate(learner_obj, dataset)

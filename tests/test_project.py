@@ -57,7 +57,7 @@ def dry_run(target: str) -> list[str]:
 
 SETUP = [
     "test -x .venv/bin/python || python3 -m venv .venv",
-    '.venv/bin/python -m pip install --quiet -e ".[dev]"',
+    '.venv/bin/python -m pip install --quiet -e ".[dev,postgres,ray]"',
 ]
 
 

@@ -89,6 +89,8 @@ def _solved(facts: RunFacts, kind: str, params: tuple, compute):
 
         stored = CertificateCache(facts.cache_dir).get_arrays(key, arrays)
         solution = None
+        if stored is not None and "solution" not in stored:  # a file of an older layout
+            stored = arrays()
         if stored is not None:
             packed = stored["solution"]
             solution = comparators.Solution(packed[2:], float(packed[0]), float(packed[1]))
