@@ -53,6 +53,21 @@ def novikoff_comparator(certificate: Certificate, radius: float, bias_feature: f
 
 
 @njit(cache=True, nogil=True)
+def _checkpoint(w, u, k, checkpoints, progress, norms, mark):
+    """At a checkpoint mistake count ``k``: record w·u and ‖w‖²; the next checkpoint's index."""
+    if mark < checkpoints.shape[0] and checkpoints[mark] == k:
+        dot = 0.0
+        sq = 0.0
+        for j in range(w.shape[0]):
+            dot += w[j] * u[j]
+            sq += w[j] * w[j]
+        progress[mark] = dot
+        norms[mark] = sq
+        mark += 1
+    return mark
+
+
+@njit(cache=True, nogil=True)
 def _trajectory_dense(X, y, rows, c, u, checkpoints, progress, norms):
     """Walk w = Σ y·(x, c) over the mistake rows; w·u and ‖w‖² at each checkpoint (1-based k)."""
     d = X.shape[1]
@@ -63,15 +78,7 @@ def _trajectory_dense(X, y, rows, c, u, checkpoints, progress, norms):
         for j in range(d):
             w[j] += y[i] * X[i, j]
         w[d] += y[i] * c
-        if mark < checkpoints.shape[0] and checkpoints[mark] == k + 1:
-            dot = 0.0
-            sq = 0.0
-            for j in range(d + 1):
-                dot += w[j] * u[j]
-                sq += w[j] * w[j]
-            progress[mark] = dot
-            norms[mark] = sq
-            mark += 1
+        mark = _checkpoint(w, u, k + 1, checkpoints, progress, norms, mark)
     return w
 
 
@@ -85,15 +92,7 @@ def _trajectory_csr(data, indices, indptr, d, y, rows, c, u, checkpoints, progre
         for p in range(indptr[i], indptr[i + 1]):
             w[indices[p]] += y[i] * data[p]
         w[d] += y[i] * c
-        if mark < checkpoints.shape[0] and checkpoints[mark] == k + 1:
-            dot = 0.0
-            sq = 0.0
-            for j in range(d + 1):
-                dot += w[j] * u[j]
-                sq += w[j] * w[j]
-            progress[mark] = dot
-            norms[mark] = sq
-            mark += 1
+        mark = _checkpoint(w, u, k + 1, checkpoints, progress, norms, mark)
     return w
 
 

@@ -179,3 +179,25 @@ def test_the_slack_factors_at_the_best_comparator_multiply_to_the_logged_ratio(o
     assert product == pytest.approx(m[f"bound_ratio.{name}"], rel=1e-9)
     assert all(v >= k * (1 - 1e-9) for k, v in outcome.curves["lemma.progress"])
     assert all(v <= k * (1 + 1e-9) for k, v in outcome.curves["lemma.norm"])
+
+
+def test_the_slack_walk_is_the_same_on_dense_and_csr_rows():
+    import scipy.sparse as sp
+
+    from lincls.slack import Comparator, novikoff_slack
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 6))
+    u = np.r_[rng.standard_normal(6), 0.3]
+    u /= np.linalg.norm(u)
+    y = np.where(X @ u[:6] + 0.3 * u[6] > 0, 1.0, -1.0)
+    rows, steps = np.array([3, 7, 7, 11, 20]), np.array([1, 2, 5])
+    comparator = Comparator(u, 0.1, 2.0)
+    dense = novikoff_slack(X, y, rows, comparator, 1.0, steps)
+    sparse = novikoff_slack(sp.csr_matrix(X), y, rows, comparator, 1.0, steps)
+    for name in ("progress", "angle", "norm"):
+        assert getattr(dense, name) == getattr(sparse, name)
+    assert list(dense.steps) == [1, 2, 5]
+    w = (y[rows][:, None] * np.c_[X, np.ones(50)][rows]).sum(axis=0)  # Σ y·(x, c) by hand
+    assert dense.norm == pytest.approx(w @ w / (5 * 2.0**2), rel=1e-12)
+    assert dense.progress_curve[-1] == pytest.approx(w @ u / 0.1, rel=1e-12)
