@@ -17,6 +17,11 @@ class LinclsInputError(ValueError):
         super().__init__(f"{field}: {problem}")
 
 
+def _bound(x: float) -> str:
+    """A range end as written: whole numbers in full (4294967295, not 4.29497e+09)."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
 def check_number(
     field: str,
     value: Any,
@@ -29,8 +34,8 @@ def check_number(
 ) -> None:
     """Raise ``LinclsInputError`` unless ``value`` is a finite number in the stated range."""
     kind = "an integer" if integer else "a number"
-    lo = "-inf" if low is None else f"{low:g}"
-    hi = "inf" if high is None else f"{high:g}"
+    lo = "-inf" if low is None else _bound(low)
+    hi = "inf" if high is None else _bound(high)
     left = "(" if low_open or low is None else "["
     right = ")" if high_open or high is None else "]"
     interval = f"{left}{lo}, {hi}{right}"

@@ -27,6 +27,8 @@ from lincls.orders import ORDERS, fit_in_order
 from lincls.paths import default_cache_dir
 from lincls.registry import build_dataset, build_learner, prefixed
 
+SEED_MAX = 2**32 - 1  # numpy's RandomState, which the learners shuffle with, takes no larger
+
 
 @dataclass
 class RunOutcome:
@@ -80,7 +82,7 @@ def prepare(config: Mapping[str, Any]):
     refuse of the data (e.g. Winnow: X < 0), all before a run exists.
     """
     check_number("passes", config.get("passes"), low=1, integer=True)
-    check_number("seed", config.get("seed"), low=0, integer=True)
+    check_number("seed", config.get("seed"), low=0, high=SEED_MAX, integer=True)
     learner = build_learner(config["learner"], int(config["passes"]), int(config["seed"]))
     dataset = build_dataset(config["dataset"])
     if isinstance(dataset, PerceptronGame):  # its data exist once it is played against the learner

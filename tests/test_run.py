@@ -132,6 +132,10 @@ BAD_INPUTS = {
     "n zero": (["dataset.n=0"], "dataset.n: must be an integer in [1, inf)"),
     "d zero": (["dataset.d=0"], "dataset.d: must be an integer in [1, inf)"),
     "passes zero": (["passes=0"], "passes: must be an integer in [1, inf)"),
+    "seed too large": (
+        ["seed=99999999999999999999"],
+        "seed: must be an integer in [0, 4294967295], got 99999999999999999999",
+    ),
     "lr zero": (["learner.lr=0"], "learner.lr: must be a number in (0, inf)"),
     "lr negative": (["learner.lr=-2"], "learner.lr: must be a number in (0, inf)"),
     "unknown bias": (["learner.bias=sometimes"], "learner.bias: must be one of 'feature', 'r2'"),
