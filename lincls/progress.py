@@ -19,7 +19,6 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
 LINE_SECONDS = 10.0  # without a terminal: a line at least this often …
@@ -33,14 +32,26 @@ def append(progress_file: str, entry: Mapping[str, Any]) -> list[dict]:
     return read(progress_file)
 
 
+# Per file: the bytes read so far and their entries. A job reads only what was appended since:
+# re-reading the whole file after each of 10,000 jobs would parse 5·10⁷ lines.
+_READ: dict[str, tuple[int, list[dict]]] = {}
+
+
 def read(progress_file: str) -> list[dict]:
     """The entries of a progress file (a line cut short by a dying writer is skipped)."""
-    entries = []
-    for line in Path(progress_file).read_text().splitlines():
+    offset, entries = _READ.get(progress_file, (0, []))
+    with open(progress_file, "rb") as handle:
+        if handle.seek(0, 2) < offset:  # written anew (a new sweep in the same place)
+            offset, entries = 0, []
+        handle.seek(offset)
+        tail = handle.read()
+    complete = tail[: tail.rfind(b"\n") + 1]  # a line still being written waits for next time
+    for line in complete.decode().splitlines():
         try:
             entries.append(json.loads(line))
         except json.JSONDecodeError:
             continue
+    _READ[progress_file] = (offset + len(complete), entries)
     return entries
 
 

@@ -156,20 +156,23 @@ def separator(facts: RunFacts) -> Comparator | str:
 
 
 def _presented(facts: RunFacts):
-    counts = np.asarray(facts.presentations, dtype=np.float64)
-    return np.flatnonzero(counts > 0), counts
-
-
-def deficit(facts: RunFacts) -> Comparator | str:
-    """min ‖v‖ + ‖(1 − Zv)₊‖_k: Freund and Schapire's best (u, γ), every presentation counted."""
+    """(rows presented at least once, presentations of every row, c, R'), or why not."""
     reason = _missing(facts)
     if reason:
         return reason
     if facts.presentations is None:
         return "the presentations of each example are unknown"
-    shown, counts = _presented(facts)
+    counts = np.asarray(facts.presentations, dtype=np.float64)
     c = float(facts.learner.bias_feature_)
-    radius = _radius(facts, c)
+    return np.flatnonzero(counts > 0), counts, c, _radius(facts, c)
+
+
+def deficit(facts: RunFacts) -> Comparator | str:
+    """min ‖v‖ + ‖(1 − Zv)₊‖_k: Freund and Schapire's best (u, γ), every presentation counted."""
+    presented = _presented(facts)
+    if isinstance(presented, str):
+        return presented
+    shown, counts, c, radius = presented
     solution = _solved(facts, "deficit", (c, counts),
                        lambda: comparators.deficit(_rows(facts)[shown], counts[shown]))  # fmt: skip
     return Comparator(solution, radius, lambda: np.asarray(_rows(facts) @ solution.v).ravel())
@@ -181,14 +184,10 @@ def hinge(facts: RunFacts, C: float, squared: bool) -> Comparator | str:
     Solved on the rows scaled to radius 1 with C·R'², whose objective is R'² times the original
     one; ``solution.value`` is converted back (‖u‖² + 2C Σ ℓ* on the vectors the learner sees).
     """
-    reason = _missing(facts)
-    if reason:
-        return reason
-    if facts.presentations is None:
-        return "the presentations of each example are unknown"
-    shown, counts = _presented(facts)
-    c = float(facts.learner.bias_feature_)
-    radius = _radius(facts, c)
+    presented = _presented(facts)
+    if isinstance(presented, str):
+        return presented
+    shown, counts, c, radius = presented
     scaled_C = C * radius**2
 
     def solve():

@@ -145,11 +145,12 @@ def voted_test_error(n_train: int, fs_value: float, prediction: str = "vote") ->
     return factor * fs_value / (n_train + 1)
 
 
-def _voted_applies_learner(facts: RunFacts) -> str | None:
+def _voted_check(facts: RunFacts, freund_schapire_check) -> str | None:
+    """Why the voted bound does not apply, with ``freund_schapire_check`` for the FS part."""
     learner = facts.learner
     if getattr(learner, "prediction", None) not in ("vote", "random"):
         return "not a voted perceptron predicting by vote or random draw"
-    reason = _fs_learner(facts)
+    reason = freund_schapire_check(facts)
     if reason:
         return reason
     if learner.n_passes_ != 1 or facts.presentations.max() > 1:
@@ -157,20 +158,14 @@ def _voted_applies_learner(facts: RunFacts) -> str | None:
     if facts.n_train is None:
         return "the training size is unknown"
     return None
+
+
+def _voted_applies_learner(facts: RunFacts) -> str | None:
+    return _voted_check(facts, _fs_learner)
 
 
 def _voted_applies(facts: RunFacts) -> str | None:
-    learner = facts.learner
-    if getattr(learner, "prediction", None) not in ("vote", "random"):
-        return "not a voted perceptron predicting by vote or random draw"
-    reason = _fs_applies(facts)
-    if reason:
-        return reason
-    if learner.n_passes_ != 1 or facts.presentations.max() > 1:
-        return "the theorem covers one pass over the training data"
-    if facts.n_train is None:
-        return "the training size is unknown"
-    return None
+    return _voted_check(facts, _fs_applies)
 
 
 def _voted_value(facts: RunFacts) -> BoundValue:
