@@ -153,7 +153,7 @@ class BalancedWinnowConfig(MultiplicativeConfig):
 class NaiveBayesLinearConfig:
     name: str = "naive_bayes_linear"
     alpha: float = 1.0
-    binarize: float | None = None
+    binarize: float | None = 0.0
 
 
 @dataclass

@@ -17,11 +17,52 @@ from lincls.errors import LinclsInputError
 from lincls.learners import NaiveBayesLinear
 
 
-# The default (binarize=None) refuses the continuous data every scikit-learn check draws, so the
-# checks run on instances that binarize; the default is checked on binary data below.
-@parametrize_with_checks([NaiveBayesLinear(binarize=0.0), NaiveBayesLinear(0.5, binarize=0.3)])
+# The defaults are BernoulliNB's (binarize=0.0): every check passes with them. binarize=None
+# (binary features required) refused the continuous data of 37 of the 56 checks.
+@parametrize_with_checks([NaiveBayesLinear(), NaiveBayesLinear(0.5, binarize=0.3)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_defaults_are_bernoulli_nb_defaults():
+    ours, theirs = NaiveBayesLinear().get_params(), BernoulliNB().get_params()
+    assert ours == {"alpha": 1.0, "binarize": 0.0}
+    assert {key: theirs[key] for key in ours} == ours
+
+
+# BernoulliNB's own test (scikit-learn's test_bnb): Manning, Raghavan and Schütze's Bernoulli
+# model example, four documents over the words Beijing, Chinese, Japan, Macao, Shanghai, Tokyo,
+# classes China (0) and Japan (1). That test gives BernoulliNB word presence (0/1); here the
+# documents' word counts go in, and the default binarize=0.0 must reduce them to presence. The
+# expected prior, P(word | class) and posterior are the values that test writes down.
+BNB_COUNTS = np.array(
+    [
+        [1, 2, 0, 0, 0, 0],  # Chinese Beijing Chinese
+        [0, 2, 0, 0, 1, 0],  # Chinese Chinese Shanghai
+        [0, 1, 0, 1, 0, 0],  # Chinese Macao
+        [0, 1, 1, 0, 0, 1],  # Tokyo Japan Chinese
+    ],
+    dtype=np.float64,
+)
+BNB_Y = np.array([0, 0, 0, 1])
+
+
+def test_binarize_default_reproduces_bernoulli_nb_own_test():
+    model = NaiveBayesLinear().fit(BNB_COUNTS, BNB_Y)
+    np.testing.assert_allclose(np.exp(model.class_log_prior_), [0.75, 0.25], rtol=1e-15)
+    np.testing.assert_allclose(
+        np.exp(model.feature_log_prob_),
+        [[0.4, 0.8, 0.2, 0.4, 0.4, 0.2], [1 / 3, 2 / 3, 2 / 3, 1 / 3, 1 / 3, 2 / 3]],
+        rtol=1e-14,
+    )
+    new_document = np.array([[0.0, 3.0, 1.0, 0.0, 0.0, 1.0]])  # Chinese ×3 Tokyo Japan
+    unnormalized = np.array([0.005183999999999999, 0.02194787379972565])
+    np.testing.assert_allclose(
+        model.predict_proba(new_document), [unnormalized / unnormalized.sum()], rtol=1e-12
+    )
+    assert model.predict(new_document)[0] == 1
+    with pytest.raises(LinclsInputError, match=r"row 0 holds 2"):
+        NaiveBayesLinear(binarize=None).fit(BNB_COUNTS, BNB_Y)
 
 
 # --- seed 000 §2 by hand ---------------------------------------------------------------------
@@ -171,12 +212,14 @@ def test_bad_parameters_are_one_line_errors(make, message):
 def test_non_binary_features_without_a_threshold_are_one_line_error(sparse):
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.5]])
     with pytest.raises(LinclsInputError) as info:
-        NaiveBayesLinear().fit(sp.csr_matrix(X) if sparse else X, [1, 0, 1])
+        NaiveBayesLinear(binarize=None).fit(sp.csr_matrix(X) if sparse else X, [1, 0, 1])
     assert str(info.value) == (
-        "X: NaiveBayesLinear needs binary features (0 or 1), row 2 holds 0.5; "
+        "X: NaiveBayesLinear with binarize=None needs binary features (0 or 1), row 2 holds 0.5; "
         "set binarize to a threshold (x > threshold counts as 1)"
     )
-    model = NaiveBayesLinear().fit(HAND_X, HAND_Y)
+    # the default threshold 0.0 takes them: 0.5 counts as 1
+    assert NaiveBayesLinear().fit(X, [1, 0, 1]).feature_count_.tolist() == [[0, 1], [2, 1]]
+    model = NaiveBayesLinear(binarize=None).fit(HAND_X, HAND_Y)
     with pytest.raises(LinclsInputError, match=r"row 2 holds 0\.5"):
         model.predict(X)  # prediction refuses the same input
     assert NaiveBayesLinear(binarize=0.25).fit(X, [1, 0, 1]).feature_count_.sum() == 4
@@ -216,7 +259,10 @@ def test_logged_run_on_disjunction_data(store):
     ("overrides", "message"),
     [
         (["learner.alpha=0", "dataset=disjunction"], "learner.alpha: must be a number in (0, inf)"),
-        ([], "dataset.X: NaiveBayesLinear needs binary features (0 or 1), row 0 holds"),
+        (
+            ["learner.binarize=null"],
+            "dataset.X: NaiveBayesLinear with binarize=None needs binary features (0 or 1), row 0",
+        ),
         (["dataset=multiclass"], "dataset.y: Only binary classification is supported"),
     ],
 )
@@ -228,13 +274,14 @@ def test_bad_config_is_one_line_naming_the_field(overrides, message):
 
 def test_cli_non_binary_features_exit_with_one_line_and_no_run(tmp_path):
     uri = f"sqlite:///{tmp_path / 'nb.db'}"
-    done = run_cli(["learner=naive_bayes_linear", f"tracking.uri={uri}"], cwd=tmp_path)
+    done = run_cli(
+        ["learner=naive_bayes_linear", "learner.binarize=null", f"tracking.uri={uri}"],
+        cwd=tmp_path,
+    )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: dataset.X: NaiveBayesLinear needs binary features")
+    assert lines[0].startswith("error: dataset.X: NaiveBayesLinear with binarize=None needs")
     assert runs_of(uri) == []
-    done = run_cli(
-        ["learner=naive_bayes_linear", "learner.binarize=0", f"tracking.uri={uri}"], cwd=tmp_path
-    )
+    done = run_cli(["learner=naive_bayes_linear", f"tracking.uri={uri}"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [r.info.status for r in runs_of(uri)] == ["FINISHED"]

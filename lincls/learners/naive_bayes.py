@@ -22,10 +22,11 @@ P(X_i=1 | c) is near 1.
 A zero decision predicts ``classes_[0]`` (−1), as ``BernoulliNB``'s argmax does on a tie of the two
 joint likelihoods (seed 000's sign(0) = +1 differs only on such exact ties).
 
-The features must be 0 or 1; other values are a one-line error, unless ``binarize`` is a number:
-then x_i > binarize counts as 1 and the rest as 0 (``BernoulliNB``'s ``binarize``), in ``fit``
-and in prediction alike. Fitting is counting, N_ic = Σ_t x_ti [y_t = c]: one matrix product
-handed to numpy, so there is no loop to write as a numba kernel.
+``binarize`` is ``BernoulliNB``'s and has its default, 0.0: x_i > binarize counts as 1 and the
+rest as 0, in ``fit`` and in prediction alike, so any real features are taken (binary data are
+unchanged by it). ``binarize=None`` takes the features as they are and requires them to be 0 or
+1 (other values are a one-line error). Fitting is counting, N_ic = Σ_t x_ti [y_t = c]: one
+matrix product handed to numpy, so there is no loop to write as a numba kernel.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ class NaiveBayesLinear(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     ----------
     alpha : float > 0
         Laplace smoothing α of P(X_i = 1 | c) = (N_ic + α)/(N_c + 2α), as ``BernoulliNB``'s.
-    binarize : float or None
-        None: the features must already be 0 or 1 (else a one-line error). A number t: x > t
-        counts as 1 and x ≤ t as 0, in fit and prediction.
+    binarize : float or None, default 0.0
+        A number t: x > t counts as 1 and x ≤ t as 0, in fit and prediction (``BernoulliNB``'s
+        default). None: the features must already be 0 or 1 (else a one-line error).
 
     Attributes
     ----------
@@ -79,7 +80,7 @@ class NaiveBayesLinear(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     log_ratio_off_ : ndarray (n_features,), the seed's q_i
     """
 
-    def __init__(self, alpha: float = 1.0, binarize: float | None = None):
+    def __init__(self, alpha: float = 1.0, binarize: float | None = 0.0):
         self.alpha = alpha
         self.binarize = binarize
 
@@ -116,8 +117,8 @@ class NaiveBayesLinear(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
             row, value = bad
             raise LinclsInputError(
                 "X",
-                f"NaiveBayesLinear needs binary features (0 or 1), row {row} holds {value:g}; "
-                "set binarize to a threshold (x > threshold counts as 1)",
+                f"NaiveBayesLinear with binarize=None needs binary features (0 or 1), row {row} "
+                f"holds {value:g}; set binarize to a threshold (x > threshold counts as 1)",
             )
         return X
 
