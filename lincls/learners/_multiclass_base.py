@@ -207,6 +207,17 @@ class OnlineMulticlassClassifier(OnlineBinaryClassifier):
         """Class indices, as the Kesler kernels take them."""
         return self._class_indices(y)
 
+    def _classes_and_labels(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the sorted classes, the class index of every label) from one sort of numeric ``y``
+        (where finding the classes and then looking every label up sorted it three times)."""
+        if y.ndim == 1 and y.dtype.kind in "biuf":
+            classes, indices = np.unique(y, return_inverse=True)
+            whole = y.dtype.kind != "f" or bool(np.all(np.mod(classes, 1) == 0))
+            if classes.shape[0] >= 2 and whole:  # else the long way words the error
+                return classes, indices.astype(np.int64, copy=False)
+        self.classes_ = self._find_classes(y)
+        return self.classes_, self._kernel_labels(y)
+
     def _class_indices(self, y: np.ndarray) -> np.ndarray:
         """Labels mapped to their index in ``classes_`` (int64)."""
         unknown = ~np.isin(y, self.classes_)
