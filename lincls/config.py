@@ -226,10 +226,21 @@ class MulticlassConfig(DatasetConfig):
 
 @dataclass
 class CsvConfig(DatasetConfig):
+    """A CSV file; text columns (and those in ``categorical``) are one-hot encoded."""
+
     name: str = "csv"
     path: str = MISSING
     label_column: str = "label"
     test_fraction: float = 0.25
+    categorical: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PlayTennisConfig(DatasetConfig):
+    """The shipped PlayTennis table (``lincls/data/playtennis.csv``), read as a CSV."""
+
+    name: str = "playtennis"
+    test_fraction: float = 0.0
 
 
 @dataclass
@@ -370,6 +381,7 @@ DATASET_SCHEMAS: dict[str, type] = {
     "orthonormal": OrthonormalConfig,
     "disjunction": DisjunctionConfig,
     "csv": CsvConfig,
+    "playtennis": PlayTennisConfig,
     "multiclass": MulticlassConfig,
     "noisy": NoisyConfig,
     "plane": PlaneConfig,

@@ -89,6 +89,7 @@ SHAPES = {
     "iris": (75, 4),  # classes 0 and 1: 100 rows
     "wine": (98, 13),  # classes 0 and 1: 130 rows
     "csv": (30, 3),  # the 40-row file below
+    "playtennis": (17, 4),  # the seed's 3 days and 14 of ours: Outlook one-hot, Temp
     "svmlight": (30, 3),
     "far_points": (100, 2),
     "perceptron_game": (50, 2),  # the plane's game at γ/R = 0.1: (1 − γ²)/(2γ²) + 1 mistakes

@@ -1,7 +1,10 @@
-"""Datasets read from files: a CSV with a label column."""
+"""Datasets read from files: a CSV with a label column (categorical columns one-hot encoded),
+an svmlight file, and the shipped PlayTennis table."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +26,17 @@ def load_csv(
     label_column: str = "label",
     test_fraction: float = 0.0,
     seed: int = 0,
+    categorical: Sequence[str] = (),
     field: str = "path",
+    name: str | None = None,
 ) -> Dataset:
     """Read a CSV with a header; ``label_column`` holds the labels, every other column a feature.
 
-    Errors name the file, and the line and column of a bad cell (line 1 is the header).
+    A column of numbers is a feature as it is; a column of text (or one named in
+    ``categorical``) becomes one binary feature per value, in place (seed 000 §1: Outlook ∈
+    {Rainy, Sunny, Cloudy} → three features). ``params["columns"]`` says which file column and
+    value each feature comes from; string labels stay the class names. Errors name the file, and
+    the line and column of a bad cell (line 1 is the header).
     """
     check_number("test_fraction", test_fraction, low=0, high=1, high_open=True)
     path = Path(path)
@@ -43,6 +52,12 @@ def load_csv(
             "label_column",
             f"{label_column!r} is not a column of {path} (columns: {list(frame.columns)})",
         )
+    features = [c for c in frame.columns if c != label_column]
+    for column in categorical:
+        if column not in features:
+            raise LinclsInputError(
+                "categorical", f"{column!r} is not a feature column of {path} (columns: {features})"
+            )
     if frame.shape[0] == 0:
         raise LinclsInputError(field, f"{path}: has a header but no rows")
     # A short row or an empty cell would otherwise become a label of its own ("" or NaN).
@@ -53,32 +68,96 @@ def load_csv(
         raise LinclsInputError(
             field, f"{path} line {row + 2}, column {label_column!r}: the label is missing"
         )
-    features = [c for c in frame.columns if c != label_column]
-    X = np.empty((frame.shape[0], len(features)), dtype=np.float64)
-    for j, column in enumerate(features):
-        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise LinclsInputError(
-                field,
-                f"{path} line {row + 2}, column {column!r}: {frame[column].iloc[row]!r} "
-                "is not a finite number",
-            )
-        X[:, j] = values
+    blocks, columns = [], []
+    for column in features:
+        where = f"{path} line {{}}, column {column!r}"
+        block, names = _feature_block(frame[column], column in categorical, where, field)
+        blocks.append(block)
+        columns += [{"column": column, **named} for named in names]
+    X = np.hstack(blocks) if blocks else np.empty((frame.shape[0], 0), dtype=np.float64)
     y = frame[label_column].to_numpy()
     numeric = pd.to_numeric(frame[label_column], errors="coerce")
     if numeric.notna().all():
         y = numeric.to_numpy()
     train, test = split_indices(X.shape[0], test_fraction, seed)
     return Dataset.plain(
-        name=path.stem,
+        name=name or path.stem,
         X=X[train],
         y=y[train],
         X_test=X[test],
         y_test=y[test],
-        params={"path": str(path), "label_column": label_column, "test_fraction": test_fraction},
+        params={
+            "path": str(path),
+            "label_column": label_column,
+            "test_fraction": test_fraction,
+            "columns": columns,
+            "classes": [c.item() if hasattr(c, "item") else c for c in np.unique(y)],
+        },
     )
+
+
+# Text a float() reads as a number that pandas' to_numeric turns into NaN like any other text.
+_NAN_WORDS = ("nan", "+nan", "-nan")
+
+
+def _feature_block(
+    cells: pd.Series, categorical: bool, where: str, field: str
+) -> tuple[np.ndarray, list[dict[str, str]]]:
+    """One file column as features: (n × k block, what each of the k features is).
+
+    Numbers stay one feature; text (or a column named categorical) is one-hot encoded with
+    scikit-learn's ``OneHotEncoder``, one feature per value in order of first appearance, which
+    is the seed's order (Rainy, Sunny, Cloudy as its days list them). A column mixing numbers and
+    text is refused: a typo in a column of numbers must not silently become categories.
+    """
+    values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+    numberlike = ~np.isnan(values) | cells.str.strip().str.lower().isin(_NAN_WORDS).to_numpy()
+    if not categorical and numberlike.any():
+        bad = ~np.isfinite(values)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            mixed = "" if numberlike.all() else " (the column's other cells are numbers)"
+            raise LinclsInputError(
+                field,
+                f"{where.format(row + 2)}: {cells.iloc[row]!r} is not a finite number{mixed}",
+            )
+        return values[:, np.newaxis], [{}]
+    missing = (cells.str.strip() == "").to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise LinclsInputError(field, f"{where.format(row + 2)}: the value is missing")
+    from sklearn.preprocessing import OneHotEncoder
+
+    categories = list(pd.unique(cells))
+    encoder = OneHotEncoder(categories=[categories], sparse_output=False, dtype=np.float64)
+    block = encoder.fit_transform(cells.to_numpy(dtype=object)[:, np.newaxis])
+    return block, [{"category": str(c)} for c in categories]
+
+
+def column_names(columns: Sequence[Mapping[str, str]]) -> list[str]:
+    """Each feature's name from a loader's column map: ``Temp``, or ``Outlook=Rainy`` for the
+    binary feature of one value of a categorical column."""
+    return [
+        f"{c['column']}={c['category']}" if "category" in c else str(c["column"]) for c in columns
+    ]
+
+
+PLAYTENNIS = "playtennis.csv"
+
+
+def load_playtennis(test_fraction: float = 0.0, seed: int = 0) -> Dataset:
+    """The shipped PlayTennis table: Outlook (Rainy, Sunny, Cloudy), Temp, PlayTennis (No, Yes).
+
+    Its first three days are seed 000 §1's (day 1, Rainy at 85, becomes ⟨1, 0, 0, 85⟩, −1);
+    the other 14 are our own, made so that the days are linearly separable (no play when it
+    rains, else play up to 78 degrees and not from 83). Read by ``load_csv``.
+    """
+    shipped = resources.files("lincls.data") / PLAYTENNIS
+    with resources.as_file(shipped) as path:
+        return load_csv(
+            path, label_column="PlayTennis", test_fraction=test_fraction, seed=seed,
+            field="name", name="playtennis",
+        )  # fmt: skip
 
 
 def _first_bad_svmlight_line(path: Path) -> tuple[int, str] | None:
