@@ -181,7 +181,7 @@ def test_littlestone_bounds_on_ten_thousand_instances(variant):
             "k_share": st.floats(0.0, 1.0),
             "density": st.floats(0.02, 0.9),
             "alpha": st.sampled_from([1.1, 1.5, 2.0, 3.0, 8.0]),
-            "theta_scale": st.sampled_from([None, 0.01, 0.5, 2.0, 10.0]),
+            "theta_scale": st.sampled_from([None, 0.001, 0.01, 0.5, 2.0, 10.0]),
         }
     )
 
@@ -192,7 +192,10 @@ def test_littlestone_bounds_on_ten_thousand_instances(variant):
         n_features = shape["n_features"]
         k = 1 + int(shape["k_share"] * min(n_features - 1, 7))
         scale = shape["theta_scale"]
-        theta = float(n_features) if scale is None else max(1.0, scale * n_features)
+        # from Theorem 8's least θ, 1/α, up: thresholds below 1 are covered too
+        theta = (
+            float(n_features) if scale is None else max(1.0 / shape["alpha"], scale * n_features)
+        )
         Xs, ys, us, bs = disjunction_batch(rng, BATCH, shape["n"], n_features, k,
                                            shape["density"])  # fmt: skip
         order_rng = rng if shape["shuffle"] else None

@@ -228,7 +228,7 @@ def test_winnow_grows_like_k_log_n_and_the_perceptron_like_n():
     density=st.one_of(st.none(), st.floats(0.02, 0.9)),
     seed=st.integers(0, 2**20),
     alpha=st.sampled_from([1.1, 1.5, 2.0, 3.0, 8.0]),
-    theta_scale=st.sampled_from([None, 0.01, 0.5, 2.0, 10.0]),
+    theta_scale=st.sampled_from([None, 0.001, 0.01, 0.5, 2.0, 10.0]),
     variant=st.sampled_from(["winnow2", "winnow1"]),
     shuffle=st.booleans(),
 )
@@ -238,7 +238,8 @@ def test_mistakes_within_littlestone_bounds(
     k = 1 + int(k_share * min(n_features - 1, 7))
     data = make_disjunction(n_features, k, n, seed=seed, n_test=0, density=density)
     assume(np.unique(data.y).shape[0] == 2)
-    theta = None if theta_scale is None else max(1.0, theta_scale * n_features)
+    # θ from 1/α up (Theorem 8's condition): thresholds below 1 are in
+    theta = None if theta_scale is None else max(1.0 / alpha, theta_scale * n_features)
     model = Winnow(
         alpha=alpha, threshold=theta, variant=variant, max_passes=30, shuffle=shuffle,
         random_state=1,
@@ -255,7 +256,14 @@ def test_mistakes_within_littlestone_bounds(
     [
         (lambda: BalancedWinnow(), "not a Winnow learner"),
         (lambda: Winnow(variant="winnow1"), "the learner's variant is 'winnow1', not 'winnow2'"),
-        (lambda: Winnow(threshold=0.5), "the threshold θ = 0.5 is below 1"),
+        (
+            lambda: Winnow(threshold=0.4),
+            "the threshold θ = 0.4 is below 1/α = 0.5 (Littlestone's Theorem 8 needs θ ≥ 1/α)",
+        ),
+        (
+            lambda: Winnow(alpha=1.5, threshold=0.66),
+            "the threshold θ = 0.66 is below 1/α = 0.666667",
+        ),
     ],
 )
 def test_bound_skipped_with_its_reason(make, reason):
@@ -263,6 +271,38 @@ def test_bound_skipped_with_its_reason(make, reason):
     model = make().fit(data.X, data.y)
     evaluation = bounds.evaluate(bounds.RunFacts(model, data.radius, certificate_of(data, model)))
     assert evaluation.skipped["winnow2"].startswith(reason)
+
+
+@pytest.mark.parametrize("variant", ["winnow2", "winnow1"])
+@pytest.mark.parametrize("alpha", [1.1, 1.5, 2.0, 3.0, 8.0])
+def test_thresholds_from_one_over_alpha_to_one_get_theorem_8(variant, alpha):
+    # θ ∈ [1/α, 1) used to be skipped (θ < 1); Theorem 8 covers it. A relevant attribute alone
+    # reaches θ there, so Winnow never errs on a positive: no promotion, every mistake a false
+    # positive, each removing ≥ (1 − 1/α)θ (Winnow2) or θ (Winnow1) of the total weight n.
+    data = make_disjunction(30, 3, 300, seed=4, n_test=0)
+    for theta in (1.0 / alpha, 0.5 * (1.0 / alpha + 1.0)):
+        model = Winnow(alpha=alpha, threshold=theta, variant=variant, max_passes=50).fit(
+            data.X, data.y
+        )
+        evaluation = bounds.evaluate(
+            bounds.RunFacts(model, data.radius, certificate_of(data, model))
+        )
+        assert set(evaluation.values) == {variant}, evaluation.skipped
+        promotions = 3 * (math.log(theta) / math.log(alpha) + 1.0)
+        expected = (
+            (alpha + 1.0) * promotions + alpha * 30 / ((alpha - 1.0) * theta)
+            if variant == "winnow2"
+            else alpha * promotions + 30 / theta
+        )
+        assert evaluation.values[variant] == pytest.approx(expected, rel=1e-12)
+        assert bounds.holds(model.mistakes_, evaluation.values[variant])
+        positives = data.y == model.classes_[1]
+        assert not positives[model.mistake_indices_].any()  # no false negative, no promotion
+    # at θ = 1/α exactly the promotion term is 0: Winnow1's bound is αn, Winnow2's α²n/(α − 1)
+    at_edge = bounds.winnow1_bound(3, 30, alpha, 1.0 / alpha)
+    assert at_edge == pytest.approx(alpha * 30, rel=1e-12, abs=1e-9)
+    at_edge = bounds.winnow2_bound(3, 30, alpha, 1.0 / alpha)
+    assert at_edge == pytest.approx(alpha**2 * 30 / (alpha - 1.0), rel=1e-12, abs=1e-9)
 
 
 def test_bound_needs_boolean_data_and_a_disjunction():

@@ -1,4 +1,6 @@
-"""Littlestone's (1988) mistake bounds of Winnow1 and Winnow2 on monotone disjunctions.
+"""Mistake bounds of Winnow1 and Winnow2 on monotone disjunctions: Littlestone (1988), Theorem 8
+(Winnow1), and our derivation by the same counts for Winnow2 (Blum 1998 states its α = 2, θ = n
+case).
 
 Setting (Littlestone, "Learning quickly when irrelevant attributes abound", Machine Learning 2):
 boolean examples x ∈ {0, 1}ⁿ labelled by a monotone disjunction of r of the n attributes, every
@@ -15,11 +17,16 @@ r-literal monotone disjunctions consistent with the data, a finite, non-convex s
 grows with r, so its minimum is the smallest consistent disjunction — a set-cover problem, not a
 convex program. The certificate's disjunction is kept.
 
-Both bounds follow from two counts, for any α > 1, θ ≥ 1, any order and any number of passes:
+Both bounds follow from two counts, for any α > 1, θ ≥ 1/α, any order and any number of passes
+(the counts of Littlestone's proof of Theorem 8):
 
 - promotions P ≤ r(log_α θ + 1): a false negative has a relevant attribute on, and its weight is
   ≤ w·x < θ, so it is promoted; a relevant weight is never demoted (a false positive has no
-  relevant attribute on) and starts at 1, so each is promoted at most ⌊log_α θ⌋ + 1 times;
+  relevant attribute on) and starts at 1, so after j promotions it is α^j and it is promoted
+  only while α^j < θ: at most max(0, ⌈log_α θ⌉) ≤ log_α θ + 1 times. The last step needs
+  log_α θ + 1 ≥ 0, i.e. θ ≥ 1/α, Theorem 8's condition; below it the formula would count a
+  negative number of promotions (for θ ≤ 1 no relevant weight is ever promoted, since a relevant
+  attribute alone reaches θ);
 - the total weight starts at n, grows by (α − 1)·(the active sum) < (α − 1)θ at a promotion and
   stays ≥ 0, while a false positive (active sum ≥ θ) removes at least θ (Winnow1) or (1 − 1/α)θ
   (Winnow2).
@@ -36,11 +43,18 @@ from lincls.geometry import Certificate
 
 
 def winnow2_bound(relevant: int, n_features: int, alpha: float = 2.0, threshold=None) -> float:
-    """Winnow2 (demotion ÷α): M ≤ (α + 1)·r·(log_α θ + 1) + αn/((α − 1)θ).
+    """Winnow2 (demotion ÷α): M ≤ (α + 1)·r·(log_α θ + 1) + αn/((α − 1)θ). Our derivation.
 
-    Littlestone (1988), Winnow2 on an r-literal monotone disjunction of n boolean attributes with
-    α = 2, θ = n: M ≤ 2 + 3r(1 + log₂ n). The general form comes from the same two counts (module
-    docstring): D(1 − 1/α)θ ≤ n + (α − 1)θP, M = P + D. Needs θ ≥ 1; ``threshold`` None means n.
+    On an r-literal monotone disjunction of n boolean attributes, weights starting at 1, α > 1,
+    θ ≥ 1/α (``threshold`` None means n). Derived here with the two counts of Littlestone's proof
+    of Theorem 8 (module docstring): the P promotions number at most r(log_α θ + 1); the D
+    demotions each remove at least (1 − 1/α)θ of the total weight, which starts at n, gains less
+    than (α − 1)θ per promotion and stays ≥ 0, so D(1 − 1/α)θ ≤ n + (α − 1)θP, i.e.
+    D ≤ αn/((α − 1)θ) + αP, and M = P + D ≤ (α + 1)P + αn/((α − 1)θ).
+
+    At α = 2, θ = n it is 3r(1 + log₂ n) + 2, the bound Blum's survey "On-line algorithms in
+    machine learning" (1998) proves for Winnow with halving. It is not a theorem of Littlestone
+    (1988), whose Winnow2 result (Theorem 9) is for a class with a margin δ, at α = 1 + δ/2.
     """
     theta = float(n_features if threshold is None else threshold)
     promotions = relevant * (math.log(theta) / math.log(alpha) + 1.0)
@@ -48,11 +62,13 @@ def winnow2_bound(relevant: int, n_features: int, alpha: float = 2.0, threshold=
 
 
 def winnow1_bound(relevant: int, n_features: int, alpha: float = 2.0, threshold=None) -> float:
-    """Winnow1 (elimination): M ≤ α·r·(log_α θ + 1) + n/θ.
+    """Winnow1 (elimination): M ≤ α·r·(log_α θ + 1) + n/θ. Littlestone (1988), Theorem 8.
 
-    Littlestone (1988), Winnow1 on an r-literal monotone disjunction of n boolean attributes
-    (α > 1, θ ≥ 1; ``threshold`` None means n). With α = 2, θ = n: 2r(log₂ n + 1) + 1. The form
-    without the factor α is wrong (an adversary exceeds it). Counts: Dθ ≤ n + (α − 1)θP.
+    Littlestone, "Learning quickly when irrelevant attributes abound", Machine Learning 2,
+    Theorem 8: Winnow1 on an r-literal monotone disjunction of n boolean attributes, weights
+    starting at 1, α > 1 and θ ≥ 1/α (``threshold`` None means n). With α = 2, θ = n:
+    2r(log₂ n + 1) + 1. The form without the factor α is wrong (an adversary exceeds it). The
+    proof's counts: P ≤ r(log_α θ + 1) and Dθ ≤ n + (α − 1)θP.
     """
     theta = float(n_features if threshold is None else threshold)
     promotions = relevant * (math.log(theta) / math.log(alpha) + 1.0)
@@ -90,8 +106,12 @@ def _applies(variant: str):
             return "the weights did not start at 1"
         if not learner.boolean_input_:
             return "the training data are not boolean (0/1)"
-        if learner.threshold_ < 1.0:
-            return f"the threshold θ = {learner.threshold_:g} is below 1"
+        alpha = float(learner.alpha)
+        if learner.threshold_ * alpha < 1.0 - 1e-12:  # θ = 1/α itself, to rounding, is in
+            return (
+                f"the threshold θ = {learner.threshold_:g} is below 1/α = {1.0 / alpha:g} "
+                "(Littlestone's Theorem 8 needs θ ≥ 1/α)"
+            )
         if facts.certificate is None:
             return "no certificate (separator) for the data"
         if disjunction_size(facts.certificate) is None:

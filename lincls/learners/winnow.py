@@ -43,7 +43,8 @@ class Winnow(WinnowBase):
     alpha : float > 1
         The promotion (and Winnow2's demotion) factor α.
     threshold : float > 0 or None
-        θ; None means the number of features n (Littlestone's choice θ = n).
+        θ; None means the number of features n (Littlestone's choice θ = n). The mistake bounds
+        need θ ≥ 1/α (Littlestone 1988, Theorem 8; ``lincls.bounds.winnow``).
     variant : {"winnow2", "winnow1"}
         Demote by ÷α (Winnow2) or eliminate, w_j ← 0 (Winnow1), on a false positive.
     max_passes, stop_when_converged, shuffle, random_state : as ``Perceptron``'s
