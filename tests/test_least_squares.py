@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import compose_config, runs_of
+from sklearn.datasets import make_classification
 from sklearn.linear_model import RidgeClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -56,6 +57,7 @@ def test_equals_ridge_classifier_without_penalty(n, d, seed, fit_intercept):
     np.testing.assert_array_equal(ours.predict(X), peer.predict(X))
     np.testing.assert_array_equal(ours.predict(X_new), peer.predict(X_new))
     assert ours.rank_ == d + fit_intercept and ours.n_iter_ == 1
+    assert ours.solver_ == "cholesky"
 
 
 @pytest.mark.parametrize(("n", "d", "seed"), SETS[:4])
@@ -114,6 +116,90 @@ def test_rank_deficient_design_gets_the_minimum_norm_solution():
     np.testing.assert_allclose(doubled.coef_[0, [1, 2]], single.coef_[0, 1] / 2, rtol=1e-10)
     np.testing.assert_allclose(doubled.coef_[0, 0], single.coef_[0, 0], rtol=1e-10)
     np.testing.assert_allclose(doubled.intercept_, single.intercept_, rtol=1e-10)
+
+
+def weights_of(model) -> np.ndarray:
+    return np.r_[model.coef_[0], model.intercept_]
+
+
+def pinv_weights(X, y) -> np.ndarray:
+    """pinv([X, 1])·y at the array API's cutoff max(n, d')·ε·σ_max (numpy's default is 1e-15)."""
+    design = np.c_[X, np.ones(X.shape[0])]
+    return np.linalg.pinv(design, rtol=None) @ np.where(y == 1, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("solver", ["auto", "lstsq"])
+def test_rank_deficient_classification_set_gets_pinv_and_its_numerical_rank(solver):
+    # Two redundant features (combinations of the two informative ones) leave [X, 1] with two
+    # null directions that rounding makes singular values of ~1e-15; LAPACK's default cutoff
+    # (ε·σ_max) kept one of them, reported rank 50 and weights of 4e12.
+    X, y = make_classification(n_samples=100, n_features=50, random_state=42)
+    model = LeastSquaresClassifier(solver=solver).fit(X, y)
+    expected = pinv_weights(X, y)
+    assert model.solver_ == "lstsq" and model.rank_ == 49
+    assert np.linalg.matrix_rank(np.c_[X, np.ones(100)]) == 49
+    np.testing.assert_allclose(weights_of(model), expected, rtol=0, atol=1e-8)
+    assert np.abs(weights_of(model)).max() < 1.0
+
+
+@pytest.mark.parametrize(("n", "d", "seed"), SETS)
+def test_auto_solves_well_conditioned_data_by_cholesky_as_the_svd_does(n, d, seed):
+    X, y = regression_set(n, d, seed)
+    auto = LeastSquaresClassifier().fit(X, y)
+    svd = LeastSquaresClassifier(solver="lstsq").fit(X, y)
+    assert auto.solver_ == "cholesky" and svd.solver_ == "lstsq"
+    assert auto.rank_ == svd.rank_ == d + 1
+    scale = np.abs(weights_of(svd)).max()
+    np.testing.assert_allclose(weights_of(auto), weights_of(svd), rtol=0, atol=1e-10 * scale)
+
+
+def test_columns_of_very_different_scales_keep_every_weight_accurate():
+    # Cholesky runs on X'ᵀX' scaled to a unit diagonal: the weights, from 1e-2 to 1e2 apart,
+    # each keep their own relative accuracy.
+    rng = np.random.default_rng(11)
+    scales = np.array([1e-2, 1e-1, 1.0, 1e1, 1e2])
+    X = rng.standard_normal((500, 5)) * scales
+    y = (X @ (1.0 / scales) + rng.standard_normal(500) > 0).astype(int)
+    model = LeastSquaresClassifier().fit(X, y)
+    assert model.solver_ == "cholesky"
+    np.testing.assert_allclose(weights_of(model), pinv_weights(X, y), rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("make", "rank"),
+    [
+        # two nearly equal columns: full rank, but the normal equations would lose 14 digits
+        (lambda X, rng: X[:, 3] + 1e-7 * rng.standard_normal(X.shape[0]), 6),
+        (lambda X, rng: np.zeros(X.shape[0]), 5),  # a zero column
+        (lambda X, rng: 2.0 * X[:, 0] - X[:, 1], 5),  # an exact combination
+        # independent of the others, well-conditioned once scaled, but under the SVD's cutoff
+        (lambda X, rng: 1e-14 * rng.standard_normal(X.shape[0]), 5),
+    ],
+)
+def test_ill_conditioned_data_go_to_the_svd(make, rank):
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((400, 5))
+    X[:, 4] = make(X, rng)
+    y = (X[:, 0] + 0.3 * rng.standard_normal(400) > 0).astype(int)
+    model = LeastSquaresClassifier().fit(X, y)
+    assert model.solver_ == "lstsq" and model.rank_ == rank
+    expected = pinv_weights(X, y)
+    np.testing.assert_allclose(
+        weights_of(model), expected, rtol=0, atol=1e-8 * np.abs(expected).max()
+    )
+
+
+def test_layouts_and_dtypes_solve_alike():
+    X, y = regression_set(300, 8, seed=13)
+    reference = weights_of(LeastSquaresClassifier().fit(X, y))
+    for variant in (np.asfortranarray(X), X[:, ::-1][:, ::-1], X.astype(np.float32)):
+        model = LeastSquaresClassifier().fit(variant, y)
+        assert model.solver_ == "cholesky"
+        exact = variant.dtype == np.float64
+        expected = reference if exact else pinv_weights(variant.astype(np.float64), y)
+        np.testing.assert_allclose(weights_of(model), expected, rtol=1e-12)
+    again = LeastSquaresClassifier().fit(X, y)
+    assert np.array_equal(weights_of(again), reference)  # deterministic to the bit
 
 
 def test_lsqr_reports_an_iteration_limit_it_hit():
