@@ -150,6 +150,17 @@ class BalancedWinnowConfig(MultiplicativeConfig):
 
 
 @dataclass
+class AlmaConfig(OnlineConfig):
+    name: str = "alma"
+    p: float = 2.0
+    alpha: float = 0.9
+    B: float | None = None
+    C: float = 1.4142135623730951  # √2, the paper's
+    normalize: bool = True
+    bias: str = "none"
+
+
+@dataclass
 class NaiveBayesLinearConfig:
     name: str = "naive_bayes_linear"
     alpha: float = 1.0
@@ -370,6 +381,7 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "balanced_winnow": BalancedWinnowConfig,
     "multiclass_perceptron": MulticlassPerceptronConfig,
     "mira": MiraConfig,
+    "alma": AlmaConfig,
     "naive_bayes_linear": NaiveBayesLinearConfig,
     "maxent": MaxEntConfig,
     "least_squares": LeastSquaresConfig,

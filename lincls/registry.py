@@ -31,6 +31,7 @@ from lincls.data import (
 from lincls.errors import LinclsInputError
 from lincls.game import make_perceptron_game
 from lincls.learners import (
+    ALMA,
     MIRA,
     Adaline,
     AveragedPerceptron,
@@ -61,6 +62,7 @@ LEARNERS: dict[str, type] = {
     "balanced_winnow": BalancedWinnow,
     "multiclass_perceptron": MulticlassPerceptron,
     "mira": MIRA,
+    "alma": ALMA,
     "naive_bayes_linear": NaiveBayesLinear,
     "maxent": MaxEnt,
     "least_squares": LeastSquaresClassifier,

@@ -7,6 +7,7 @@ bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.999999
 """
 
 from lincls.bounds import (
+    alma,
     data_dependent,
     deficit,
     kernel,
@@ -27,6 +28,7 @@ from lincls.bounds._registry import (
     evaluate,
     holds,
 )
+from lincls.bounds.alma import alma_bound
 from lincls.bounds.data_dependent import mohri_rostamizadeh
 from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
 from lincls.bounds.kernel import kernel_novikoff
@@ -44,6 +46,8 @@ __all__ = [
     "BoundValue",
     "Evaluation",
     "RunFacts",
+    "alma",
+    "alma_bound",
     "data_dependent",
     "deficit",
     "evaluate",

@@ -1,6 +1,7 @@
 """The learners: scikit-learn estimators, each in its own module with its numba kernel."""
 
 from lincls.learners.adaline import Adaline
+from lincls.learners.alma import ALMA
 from lincls.learners.averaged import AveragedPerceptron
 from lincls.learners.balanced_winnow import BalancedWinnow
 from lincls.learners.batch_perceptron import BatchPerceptron
@@ -18,6 +19,7 @@ from lincls.learners.voted import VotedPerceptron
 from lincls.learners.winnow import Winnow
 
 __all__ = [
+    "ALMA",
     "MIRA",
     "Adaline",
     "AveragedPerceptron",
