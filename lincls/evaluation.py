@@ -22,6 +22,7 @@ from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
 from lincls.game import PerceptronGame, play
 from lincls.geometry import Certificate, row_norms
+from lincls.hyperplane import hyperplane_metrics
 from lincls.learners._base import binary_classes, check_finite
 from lincls.orders import ORDERS, fit_in_order
 from lincls.paths import default_cache_dir
@@ -40,6 +41,10 @@ class RunOutcome:
     curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     learner: Any = None
     dataset: Dataset | None = None
+    # What the data add to the config's params (e.g. a CSV's column map), and text artifacts by
+    # file name (the column map as JSON, the learned hyperplane's margin histogram).
+    params: dict[str, str] = field(default_factory=dict)
+    artifacts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -232,5 +237,10 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
         likelihood, likelihood_curves = measures.likelihood_metrics(learner)
         metrics.update(likelihood)
         curves.update(likelihood_curves)
+    margins, margin_tags, artifacts = hyperplane_metrics(learner, dataset.X, dataset.y, certs)
+    metrics.update(margins)
+    tags.update(margin_tags)
+    params, column_artifacts = measures.column_map(dataset)
+    artifacts.update(column_artifacts)
     tags["dataset.fingerprint"] = dataset.fingerprint
-    return RunOutcome(None, metrics, tags, curves, learner, dataset)
+    return RunOutcome(None, metrics, tags, curves, learner, dataset, params, artifacts)

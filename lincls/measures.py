@@ -8,13 +8,15 @@ runs.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from sklearn.linear_model._base import LinearClassifierMixin
 
 from lincls import bounds as bounds_mod
 from lincls.bounds._best import separator as best_separator
 from lincls.bounds._registry import BEST
-from lincls.data import Dataset
+from lincls.data import Dataset, column_names
 from lincls.geometry import Certificate, hinge_deficit
 from lincls.slack import Comparator, novikoff_comparator, novikoff_slack
 
@@ -69,6 +71,29 @@ def weight_metrics(learner, dataset: Dataset) -> dict[str, float]:
     weights = {f"weights.coef.{j}": float(w) for j, w in enumerate(np.ravel(coef))}
     weights["weights.intercept"] = float(np.ravel(learner.intercept_)[0])
     return weights
+
+
+COLUMNS_ARTIFACT = "dataset/columns.json"
+
+
+def column_map(dataset: Dataset) -> tuple[dict[str, str], dict[str, str]]:
+    """A file dataset's features as params and an artifact: (params, artifacts name → text).
+
+    ``dataset.columns`` is the list of feature names in order (``Outlook=Rainy`` for the binary
+    feature of one value of a categorical column, seed 000 §1), so a weight j reads as what it
+    weighs; the artifact adds the label column and the class names. Nothing for other data.
+    """
+    columns = dataset.params.get("columns")
+    if columns is None:
+        return {}, {}
+    names = column_names(columns)
+    record = {
+        "features": [{"index": j, **c} for j, c in enumerate(columns)],
+        "label_column": dataset.params.get("label_column"),
+        "classes": dataset.params.get("classes"),
+    }
+    text = json.dumps(record, indent=1, ensure_ascii=False, default=str)
+    return {"dataset.columns": json.dumps(names, ensure_ascii=False)}, {COLUMNS_ARTIFACT: text}
 
 
 def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:

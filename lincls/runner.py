@@ -56,9 +56,10 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
         outcome = fit_and_evaluate(learner, dataset, plan)
         _describe(config, outcome)
         tracking.write_run(
-            client, run_id, tracking.flatten(config), outcome.metrics, outcome.curves,
-            outcome.tags, dataset_input(config, outcome),
+            client, run_id, {**tracking.flatten(config), **outcome.params}, outcome.metrics,
+            outcome.curves, outcome.tags, dataset_input(config, outcome),
         )  # fmt: skip
+        tracking.log_texts(client, run_id, outcome.artifacts)
         tracking.end_run(client, run_id, "FINISHED")
     except BaseException as exc:
         try:  # a failed run still says what it ran: its config as params
@@ -99,7 +100,8 @@ def execute_deferred(
         payload["input_error"] = isinstance(exc, LinclsInputError)
         return payload
     _describe(config, outcome)
-    payload.update(metrics=outcome.metrics, curves=outcome.curves)
+    payload.update(metrics=outcome.metrics, curves=outcome.curves, artifacts=outcome.artifacts)
+    payload["params"].update(outcome.params)
     payload["tags"] = {**tags, **outcome.tags}
     payload["dataset_input"] = dataset_input(config, outcome)
     return payload

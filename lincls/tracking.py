@@ -199,6 +199,12 @@ def write_run(
         log_dataset_input(client, run_id, dataset_input)
 
 
+def log_texts(client, run_id: str, texts: Mapping[str, str]) -> None:
+    """A run's text artifacts, by file name (e.g. ``dataset/columns.json``): one call each."""
+    for name, text in texts.items():
+        client.log_text(run_id, text, name)
+
+
 def log_dataset_input(client, run_id: str, dataset_input: Mapping[str, str]) -> None:
     """The run's training data as an MLflow dataset input (context ``train``)."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
@@ -245,6 +251,7 @@ def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str
     try:
         write_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {},
                   payload.get("dataset_input"))  # fmt: skip
+        log_texts(client, run_id, payload.get("artifacts") or {})
     finally:
         if payload["status"] == "FINISHED":
             end_run(client, run_id, "FINISHED")

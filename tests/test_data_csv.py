@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_cli, runs_of
 from sklearn.preprocessing import OneHotEncoder
 
 from lincls.certificates import separating_direction
@@ -116,3 +118,35 @@ def test_bad_categorical_input_is_one_line(tmp_path, text, kwargs, message):
     with pytest.raises(LinclsInputError) as info:
         load_csv(path, **kwargs)
     assert str(info.value) == message.format(path=path)
+
+
+def test_playtennis_runs_end_to_end_through_the_cli(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(
+        ["dataset=playtennis", "learner=averaged_perceptron", "passes=5", f"tracking.uri={uri}"],
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    (run,) = runs_of(uri)
+    assert run.info.status == "FINISHED"
+    params = run.data.params
+    names = json.loads(params["dataset.columns"])
+    assert names == ["Outlook=Rainy", "Outlook=Sunny", "Outlook=Cloudy", "Temp"]
+    assert params["dataset.name"] == "playtennis" and "dataset.path" not in params
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    local = client.download_artifacts(run.info.run_id, "dataset/columns.json", str(tmp_path))
+    record = json.loads(open(local, encoding="utf-8").read())
+    assert record["features"][0] == {"index": 0, "column": "Outlook", "category": "Rainy"}
+    assert record["features"][3] == {"index": 3, "column": "Temp"}
+    assert record["label_column"] == "PlayTennis" and record["classes"] == ["No", "Yes"]
+    m = run.data.metrics
+    assert m["separable"] == 1.0 and 0 < m["hyperplane.max_margin"] < 1
+    assert m["hyperplane.margin_to_max"] == pytest.approx(
+        m["hyperplane.margin"] / m["hyperplane.max_margin"], rel=1e-12
+    )
+    histogram = client.download_artifacts(
+        run.info.run_id, "hyperplane/margin_histogram.json", str(tmp_path)
+    )
+    assert sum(json.loads(open(histogram, encoding="utf-8").read())["counts"]) == 17

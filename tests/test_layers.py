@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.slack",
         "lincls.registry",
         "lincls.measures",
+        "lincls.hyperplane",
         "lincls.evaluation",
     ),
     ("lincls.tracking", "lincls.tags", "lincls.describe"),

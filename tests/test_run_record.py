@@ -29,7 +29,9 @@ def test_a_run_is_written_with_one_batched_call(store, monkeypatch):
          f"tracking.uri={store}"]
     )  # fmt: skip
     outcome = runner.execute(config)
-    assert calls == {**dict.fromkeys(WRITES, 0), "log_batch": 1}
+    # and one file for each text artifact: here the learned hyperplane's margin histogram
+    assert list(outcome.artifacts) == ["hyperplane/margin_histogram.json"]
+    assert calls == {**dict.fromkeys(WRITES, 0), "log_batch": 1, "log_text": 1}
     (run,) = runs_of(store)
     assert run.info.status == "FINISHED"
     # everything arrived through that one call: params, metrics, both curves, tags
