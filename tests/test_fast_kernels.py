@@ -198,7 +198,9 @@ def test_perceptron_dense_kernel_is_the_plain_loop(n, d, x_dtype, w_dtype, kind,
                 steps = rows.copy()
                 args = (X, y, order, w, b, lr, 0.5, threshold, rows, steps)
                 if name == "fast":
-                    result = perceptron_pass_dense(*args)
+                    nonfinite = np.zeros(1, dtype=np.int64)
+                    result = perceptron_pass_dense(*args, nonfinite)
+                    assert nonfinite[0] == 0  # finite rows: nothing counted
                 else:
                     result = plain_perceptron_dense(*args, np.zeros(1, dtype=w_dtype))
                 out.append((result, rows, steps))
@@ -208,6 +210,44 @@ def test_perceptron_dense_kernel_is_the_plain_loop(n, d, x_dtype, w_dtype, kind,
             assert_same(f, p)
         assert_same((0, w_fast, b_fast), (0, w_plain, b_plain))
         assert sum(r[0][1] for r in plain) > 0  # the runs updated
+
+
+@pytest.mark.parametrize(("n", "d"), SHAPES[2:])
+@pytest.mark.parametrize(("x_dtype", "w_dtype"), DTYPES)
+@pytest.mark.parametrize("how", ["identity", "repeats"])
+def test_perceptron_dense_kernel_counts_every_presentation_of_a_non_finite_row(
+    n, d, x_dtype, w_dtype, how
+):
+    # A NaN, inf or −inf anywhere in a row makes its activation NaN or ±inf whatever the finite
+    # weights (0·inf is NaN), at the first column or the last, from w = 0 or not: the fit leaves
+    # the finiteness check of X to this count. (A row of inf that updates makes w, and so every
+    # later activation, non-finite too: the count can only grow past the bad presentations.)
+    rng = np.random.default_rng([n, d, len(how), np.dtype(x_dtype).itemsize])
+    X = make_X(rng, n, d, x_dtype, "gauss")
+    bad = rng.choice(n, size=max(1, n // 4), replace=False)
+    for k, row in enumerate(bad):
+        X[row, rng.integers(0, d) if k % 3 else (d - 1 if k % 2 else 0)] = (
+            np.nan,
+            np.inf,
+            -np.inf,
+        )[k % 3]
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    order = make_order(rng, n, how)
+    presented = int(np.isin(order, bad).sum())
+    X_nan = np.where(np.isfinite(X), X, np.nan).astype(x_dtype)  # NaN rows never update
+    for start in (0.0, 1.0):
+        w0 = (start * rng.standard_normal(d)).astype(w_dtype)
+
+        def count(X, order, w0=w0):
+            rows, steps = np.empty(order.shape[0], np.int64), np.empty(order.shape[0], np.int64)
+            nonfinite = np.zeros(1, dtype=np.int64)
+            args = (w0.copy(), np.zeros(1), 1.0, 1.0, 0.0, rows, steps, nonfinite)
+            perceptron_pass_dense(X, y, order, *args)
+            return int(nonfinite[0])
+
+        assert presented >= 1 and presented <= count(X, order) <= order.shape[0]
+        assert count(X_nan, order) == presented
+        assert count(X, order[~np.isin(order, bad)]) == 0  # the finite rows alone
 
 
 def sparse_rows(rng, n, d, dtype, kind):

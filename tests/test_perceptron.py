@@ -202,6 +202,37 @@ def test_bad_data_raise_one_line_errors():
         assert str(info.value).startswith(start) and "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("bias", ["feature", "r2", "none"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_the_pass_finds_non_finite_rows_and_learns_nothing_from_them(dtype, bias, bad):
+    # The dense fit leaves the finiteness of X to its pass: the same one-line error, and a
+    # refused partial_fit leaves the weights and the record as they were.
+    X, y = noisy_problem(n=60, dtype=dtype, seed=11)
+    X_bad = X.copy()
+    X_bad[37, 8] = bad
+    with pytest.raises(LinclsInputError) as info:
+        Perceptron(bias=bias).fit(X_bad, y)
+    assert str(info.value) == (
+        "X: contains NaN or inf (first in row 37); all values must be finite"
+    )
+    model = Perceptron(bias=bias).partial_fit(X, y)
+    coef, intercept, record = model.coef_.copy(), model.intercept_.copy(), model.mistake_steps_
+    with pytest.raises(LinclsInputError, match=r"first in row 37"):
+        model.partial_fit(X_bad, y)
+    assert np.array_equal(model.coef_, coef) and np.array_equal(model.intercept_, intercept)
+    assert np.array_equal(model.mistake_steps_, record) and model.n_passes_ == 1
+
+
+def test_finite_rows_whose_activations_overflow_still_fit():
+    # Values near the largest double are finite, but their sums overflow: the pass counts
+    # non-finite activations, the exact check then finds X finite, and the fit goes on.
+    X = np.array([[1e308, 1e308], [-1e308, 1e308], [1.0, -1.0], [1e308, -1e308]])
+    y = np.array([1, -1, 1, -1])
+    model = Perceptron(max_passes=1).fit(X, y)
+    assert model.mistakes_ >= 1 and model.n_passes_ == 1
+
+
 @parametrize_with_checks([Perceptron(), Perceptron(bias="r2", shuffle=True, random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -36,7 +36,11 @@ FLOAT_DTYPES = (np.float64, np.float32)
 def check_finite(X: np.ndarray | sp.csr_matrix, field: str = "X") -> None:
     """Raise a one-line error naming the first row of ``X`` that holds NaN or inf."""
     values = X.data if sp.issparse(X) else X
-    if values.size == 0 or np.isfinite(values.sum()):
+    # one fast sum; only when it is not finite (NaN, inf, or finite values whose sum overflows)
+    # the elementwise test
+    with np.errstate(over="ignore"):  # the sum is a probe: its overflow is no news
+        total = values.sum()
+    if values.size == 0 or np.isfinite(total) or np.isfinite(values).all():
         return
     if sp.issparse(X):
         bad = np.flatnonzero(~np.isfinite(X.data))[0]
@@ -185,7 +189,19 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         return tags
 
     def _validate_X_y(self, X, y, reset: bool):
-        X, y = validate_data(
+        """X (float64 or float32, C-ordered or CSR) and y, checked, X's values finite."""
+        X, y = self._validate_layout(X, y, reset)
+        check_finite(X)
+        return X, y
+
+    def _validate_fit_input(self, X, y, reset: bool):
+        """``_validate_X_y`` for ``fit`` and ``partial_fit``; a learner whose kernel notices
+        non-finite values itself may leave that check to the pass."""
+        return self._validate_X_y(X, y, reset)
+
+    def _validate_layout(self, X, y, reset: bool):
+        """X and y as the kernels take them (``validate_data``), X's values not yet checked."""
+        return validate_data(
             self,
             X,
             y,
@@ -196,8 +212,6 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
             ensure_all_finite=False,
             reset=reset,
         )
-        check_finite(X)
-        return X, y
 
     def _signed_labels(self, y: np.ndarray) -> np.ndarray:
         """Labels mapped to ±1: ``classes_[1]`` is +1, as in scikit-learn."""
@@ -211,7 +225,7 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
     def fit(self, X, y, coef_init=None, intercept_init=None):
         """Fit from ``coef_init``, ``intercept_init`` (default 0) in up to ``max_passes`` passes."""
         self._check_params()
-        X, y = self._validate_X_y(X, y, reset=True)
+        X, y = self._validate_fit_input(X, y, reset=True)
         self.classes_, labels = self._classes_and_labels(y)
         self._init_weights(X, coef_init, intercept_init)
         self._reset_record()
@@ -236,7 +250,7 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
             self._check_params()
         elif classes is not None:
             self._check_same_classes(classes)
-        X, y = self._validate_X_y(X, y, reset=first)
+        X, y = self._validate_fit_input(X, y, reset=first)
         if first:
             self.classes_ = self._find_classes(np.asarray(classes) if classes is not None else y)
             self._init_weights(X, None, None)
