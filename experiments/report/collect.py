@@ -219,6 +219,10 @@ def _value(text: Any) -> Any:
             return text
 
 
+# ``dataset.*`` params the data add to the config (a CSV's column map): not loader arguments
+DATA_PARAMS = ("columns",)
+
+
 def dataset_config(run: pd.Series) -> dict[str, Any]:
     """The run's ``dataset`` config, rebuilt from its logged ``dataset.*`` params."""
     prefix = "params.dataset."
@@ -226,4 +230,5 @@ def dataset_config(run: pd.Series) -> dict[str, Any]:
         key[len(prefix) :]: _value(value)
         for key, value in run.items()
         if key.startswith(prefix) and isinstance(value, str)
-    }
+        and key[len(prefix) :] not in DATA_PARAMS
+    }  # fmt: skip

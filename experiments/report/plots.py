@@ -262,6 +262,37 @@ def plot_decision_boundaries(data: PlotInput, path: Path) -> str | None:
     return None
 
 
+def plot_margin_to_max(data: PlotInput, path: Path) -> str | None:
+    """Per learner, the learned hyperplane's margin over the data's maximum margin (seed 004):
+    1 is the maximum-margin hyperplane, ≤ 0 a hyperplane that does not separate the data."""
+    frame = data.runs
+    ratio = column(frame, "metrics.hyperplane.margin_to_max")
+    labels = learner_labels(frame)
+    names = sorted(labels[ratio.notna()].unique())
+    if not names:
+        return (
+            "no run has the maximum-margin certificate of separable data "
+            "(`hyperplane.margin_to_max`: a binary linear online learner with certificates.svm)"
+        )
+    boxes = [ratio[(labels == name) & ratio.notna()].to_numpy(float) for name in names]
+    fig = _figure(9.0, max(3.2, 1.6 + 0.4 * len(boxes)))
+    ax = fig.add_subplot()
+    positions = np.arange(1, len(boxes) + 1)
+    horizontal = {"orientation": "horizontal"} if _MPL >= (3, 10) else {"vert": False}
+    ax.boxplot(boxes, positions=positions, **horizontal)
+    for k, values in enumerate(boxes, start=1):  # every run as a dot: a few runs make no box
+        ax.scatter(values, np.full(values.shape[0], k), s=10, alpha=0.5, color="C0")
+    ax.set_yticks(positions, [f"{n} ({b.shape[0]})" for n, b in zip(names, boxes, strict=True)])
+    ax.axvline(1.0, color="k", ls="--", lw=1, label="the maximum-margin hyperplane")
+    ax.axvline(0.0, color="C3", ls=":", lw=1, label="does not separate")
+    ax.invert_yaxis()
+    ax.set(xlabel="learned margin / maximum margin (training data)")
+    ax.set_title("Learned hyperplane against the maximum margin")
+    ax.legend(fontsize="x-small", loc="best")
+    _save(fig, path)
+    return None
+
+
 class Plot(NamedTuple):
     """One figure of the report: its file, its heading in the report and what draws it."""
 
@@ -288,5 +319,10 @@ PLOTS = (
         plot_cumulative,
     ),
     Plot("decision_boundaries.png", "Decision boundaries on 2-D data", plot_decision_boundaries),
+    Plot(
+        "margin_to_max.png",
+        "Learned margin against the maximum margin, per learner",
+        plot_margin_to_max,
+    ),
 )
 PLOT_FILES = tuple(plot.file for plot in PLOTS)

@@ -18,6 +18,7 @@ from experiments.report.tables import (
     THEORY_SLOPE_GAMMA,
     THEORY_SLOPE_RADIUS,
     SlopeFit,
+    hyperplane_table,
     learner_labels,
 )
 from lincls.bounds import RELATIVE_TOLERANCE
@@ -63,6 +64,31 @@ def _slack_lines(slack: pd.DataFrame | None) -> list[str]:
     return lines
 
 
+def _margin_lines(margins: pd.DataFrame) -> list[str]:
+    """Per learner, its hyperplanes' margin as a fraction of the maximum margin (seed 004)."""
+    if margins.empty:
+        return []
+    lines = [
+        "",
+        "## How close the learned hyperplanes come to the maximum margin",
+        "",
+        "The learned hyperplane's margin min y(w·x + b)/‖w‖ over the training data, divided by "
+        "the data's maximum margin (the hard-margin SVM for the same class of hyperplanes: with "
+        "an offset, or through the origin for a learner without a bias); separable data only. "
+        "1 is the maximum-margin hyperplane; ≤ 0 one that puts a training example on the "
+        "wrong side or on it (the fraction of such examples: `wrong side`).",
+        "",
+        "| learner | runs | median ratio | min ratio | max ratio | wrong side (median) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in margins.itertuples(index=False):
+        lines.append(
+            f"| {row.learner} | {row.runs} | {_num(row.median_ratio)} | {_num(row.min_ratio)} | "
+            f"{_num(row.max_ratio)} | {_num(row.median_nonpositive)} |"
+        )
+    return lines
+
+
 def render(
     selection: Selection,
     table: pd.DataFrame,
@@ -70,9 +96,14 @@ def render(
     families: pd.DataFrame,
     plots: Mapping[str, str | None],
     slack: pd.DataFrame | None = None,
+    margins: pd.DataFrame | None = None,
 ) -> str:
-    """``report.md``: the tables and, per plot, its image or the line saying why it is left out."""
+    """``report.md``: the tables and, per plot, its image or the line saying why it is left out.
+
+    ``margins`` (``tables.hyperplane_table``) is computed from the runs when not given.
+    """
     runs = selection.runs
+    margins = hyperplane_table(runs) if margins is None else margins
     flagged = int((column(runs, "tags.bound_violated") == "true").sum())
     lines = [
         f"# Study `{selection.study}`",
@@ -143,6 +174,7 @@ def render(
             f"{'–' if math.isnan(fit.rms) else f'{fit.rms:.3g}'} | {fit.note} |"
         )
     lines += _slack_lines(slack)
+    lines += _margin_lines(margins)
     lines += ["", "## Plots", ""]
     for plot in PLOTS:
         why = plots.get(plot.file, "not drawn")

@@ -221,3 +221,30 @@ def family_ranges(frame: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=["dataset", "runs", "bounded_runs", "min_ratio", "max_ratio"])
+
+
+def hyperplane_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per learner: how close its hyperplanes come to the maximum margin (seed 004).
+
+    Over the runs that logged ``hyperplane.margin_to_max`` (separable data with the SVM
+    certificate): their number, the median, smallest and largest ratio, and the median fraction
+    of training examples the hyperplane puts on the wrong side or on it (``nonpositive``).
+    """
+    ratio = column(frame, "metrics.hyperplane.margin_to_max")
+    wrong = column(frame, "metrics.hyperplane.nonpositive")
+    labels = learner_labels(frame)
+    rows = []
+    for label in sorted(labels[ratio.notna()].unique()):
+        mine = ratio.notna() & (labels == label)
+        rows.append(
+            {
+                "learner": label,
+                "runs": int(mine.sum()),
+                "median_ratio": float(ratio[mine].median()),
+                "min_ratio": float(ratio[mine].min()),
+                "max_ratio": float(ratio[mine].max()),
+                "median_nonpositive": float(wrong[mine].median()),
+            }
+        )
+    columns = ["learner", "runs", "median_ratio", "min_ratio", "max_ratio", "median_nonpositive"]
+    return pd.DataFrame(rows, columns=columns)
