@@ -150,3 +150,25 @@ def test_playtennis_runs_end_to_end_through_the_cli(tmp_path):
         run.info.run_id, "hyperplane/margin_histogram.json", str(tmp_path)
     )
     assert sum(json.loads(open(histogram, encoding="utf-8").read())["counts"]) == 17
+
+
+def test_an_unknown_categorical_column_is_one_line_exit_2_and_nothing_stored(tmp_path):
+    path = tmp_path / "codes.csv"
+    path.write_text("code,v,label\n3,1,0\n1,2,1\n")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = run_cli(
+        [
+            "dataset=csv",
+            f"dataset.path={path}",
+            "dataset.categorical=[nope]",
+            f"tracking.uri={uri}",
+        ],
+        cwd=tmp_path,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0] == (
+        f"error: dataset.categorical: 'nope' is not a feature column of {path} "
+        "(columns: ['code', 'v'])"
+    )
+    assert runs_of(uri) == []
