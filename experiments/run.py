@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from lincls.config import register_configs
 from lincls.errors import LinclsInputError
 from lincls.runner import execute
+from lincls.store import StoreError
 from lincls.sweeps import current_sweep, run_job
 
 register_configs()
@@ -36,11 +37,11 @@ def main(cfg: DictConfig) -> float | dict | None:
         return outcome
     try:
         outcome = execute(config)
-    except LinclsInputError as exc:
+    except (LinclsInputError, StoreError) as exc:
         if multirun:
             raise
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        sys.exit(2 if isinstance(exc, LinclsInputError) else 1)
     metrics = outcome.metrics
     summary = ", ".join(
         f"{k}={metrics[k]:g}"

@@ -348,6 +348,8 @@ class TrackingConfig:
     experiment: str = "lincls"
     run_name: str | None = None
     skip_finished: bool = False
+    retry_seconds: float = 30.0  # how long one run waits for a store that does not answer
+    max_store_failures: int = 3  # runs in a row the store fails before a sweep stops
 
 
 @dataclass

@@ -7,6 +7,7 @@ learner would refuse of the data, so bad input is found before any run exists. `
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -75,8 +76,10 @@ def plan_of(config: Mapping[str, Any]) -> RunPlan:
     if not isinstance(svm, bool):
         raise LinclsInputError("certificates.svm", f"must be true or false, got {svm!r}")
     cache_dir = settings.get("cache_dir")
-    if cache_dir is None:
+    if cache_dir is None:  # beside the store, whose directory the store's own check covers
         cache_dir = default_cache_dir((config.get("tracking") or {}).get("uri"))
+    else:
+        _check_writable("certificates.cache_dir", str(cache_dir))
     return RunPlan(str(order), int(orders), int(config.get("seed", 0)), svm, str(cache_dir))
 
 
@@ -100,6 +103,16 @@ def prepare(config: Mapping[str, Any]):
         prefixed("dataset", lambda: validate(dataset.X, dataset.y, reset=True))
     plan_of(config)
     return learner, dataset
+
+
+def _check_writable(field: str, directory: str) -> None:
+    """Raise ``LinclsInputError`` unless ``directory`` exists or can be made, and is writable."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise LinclsInputError(field, f"cannot create {directory} ({exc.strerror})") from None
+    if not os.access(directory, os.W_OK):
+        raise LinclsInputError(field, f"{directory} is not writable by this user")
 
 
 def _check_game(plan: RunPlan) -> None:

@@ -8,6 +8,7 @@ schema in ``lincls.config`` with a YAML file in ``conf/learner/``); a new datase
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -135,4 +136,53 @@ def build_dataset(dataset_cfg: Mapping[str, Any]) -> Dataset:
     name = dataset_cfg.get("name")
     if name not in DATASETS:
         raise LinclsInputError("dataset.name", f"must be one of {sorted(DATASETS)}, got {name!r}")
-    return prefixed("dataset", lambda: DATASETS[name](**_options(dataset_cfg)))
+    options = _options(dataset_cfg)
+    for key, value in options.items():
+        if value == "???":  # Hydra's mark of a value the config leaves to the command line
+            raise LinclsInputError(f"dataset.{key}", f"is required: give dataset.{key}=…")
+    check_memory(options)
+    return prefixed("dataset", lambda: DATASETS[name](**options))
+
+
+# A generator holds a few arrays of the data's size at once (the draw, its scaling, the result).
+ARRAYS_AT_ONCE = 3
+
+
+def available_memory() -> int:
+    """Bytes of memory this machine can give now (MemAvailable; all of it where that is unknown)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _size(bytes_: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if bytes_ < 1024 or unit == "PiB":
+            return f"{bytes_:.1f} {unit}"
+        bytes_ /= 1024
+    return f"{bytes_:.1f} PiB"
+
+
+def check_memory(options: Mapping[str, Any]) -> None:
+    """Refuse, before allocating, a generated dataset (``n`` rows, ``d`` or ``n_features``
+    columns, ``n_test`` more rows) whose float64 arrays would not fit in the memory there is."""
+    rows, columns = options.get("n"), options.get("d", options.get("n_features"))
+    numbers = (rows, columns, options.get("n_test") or 0)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in numbers[:2]):
+        return  # not a generated table, or a value the generator's own checks refuse
+    if not isinstance(numbers[2], int) or numbers[2] < 0:
+        return
+    need = (rows + numbers[2]) * columns * 8 * ARRAYS_AT_ONCE
+    have = available_memory()
+    if need > have:
+        width = "d" if "d" in options else "n_features"
+        raise LinclsInputError(
+            f"dataset.n × dataset.{width}",
+            f"{rows + numbers[2]} rows × {columns} columns of float64 need about {_size(need)} "
+            f"while generating; this machine has {_size(have)} available",
+        )

@@ -16,6 +16,7 @@ from lincls import tracking
 from lincls.describe import describe_run
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
+from lincls.store import check_settings
 from lincls.tags import NOTE_TAG, run_name_of, run_tags
 
 
@@ -46,9 +47,12 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
     learner, dataset = prepare(config)
     plan = plan_of(config)
     settings = config.get("tracking") or {}
+    check_settings(settings)
     uri = tracking.resolve_tracking_uri(settings.get("uri"))
     client, experiment_id = tracking.open_experiment(
-        uri, settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
+        uri,
+        settings.get("experiment") or tracking.DEFAULT_EXPERIMENT,
+        settings.get("retry_seconds"),
     )
     tags = run_tags(config, extra_tags)
     run_id = tracking.start_run(client, experiment_id, run_name_of(config, tags), tags)
@@ -61,6 +65,8 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
         )  # fmt: skip
         tracking.log_texts(client, run_id, outcome.artifacts)
         tracking.end_run(client, run_id, "FINISHED")
+    except tracking.StoreError:
+        raise  # the store is not answering: writing the failure would wait out the budget again
     except BaseException as exc:
         try:  # a failed run still says what it ran: its config as params
             tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})

@@ -35,6 +35,7 @@ from typing import Any
 
 from lincls import progress, tracking
 from lincls.runner import execute, execute_deferred, refused_run
+from lincls.store import DEFAULT_RETRY_SECONDS, check_settings
 from lincls.tags import (
     HASH_TAG,
     HOST_TAG,
@@ -69,6 +70,9 @@ class SweepRecord:
     progress_file: str
     finished: tuple[str, ...] = ()  # config hashes of the study's FINISHED runs at the start
     varying: tuple[str, ...] = ()  # the override keys whose value differs between jobs
+    retry_seconds: float = 30.0  # how long a run waits for a store that does not answer
+    max_store_failures: int = 3  # runs in a row the store fails before the sweep stops
+    path: str = ""  # where this record is: unique to the sweep (under its parent run's id)
 
     def save(self, path: Path) -> None:
         """Write the record as JSON at ``path``."""
@@ -143,15 +147,21 @@ def _keys(job: Sequence[str]) -> set[str]:
 def start_sweep(
     config: Mapping[str, Any],
     total: int,
-    record_path: Path,
+    sweep_dir: Path,
     overrides: Sequence[str] = (),
     varying: Sequence[str] = (),
 ) -> SweepRecord:
-    """In the launching process: open (create, migrate) the store, clean up, make the parent."""
+    """In the launching process: open (create, migrate) the store, clean up, make the parent.
+
+    The record and progress file go to ``<sweep_dir>/.lincls/<parent run id>/``: a place no other
+    sweep shares, even one started in the same directory at the same moment.
+    """
     settings = config.get("tracking") or {}
+    check_settings(settings)
     uri = tracking.resolve_tracking_uri(settings.get("uri"))
     experiment = settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
-    client, experiment_id = tracking.open_experiment(uri, experiment)
+    retry_seconds = float(settings.get("retry_seconds", DEFAULT_RETRY_SECONDS))
+    client, experiment_id = tracking.open_experiment(uri, experiment, retry_seconds)
     mark_dead_runs_killed(client, experiment_id)
     study = study_of(config)
     tags = {
@@ -163,11 +173,12 @@ def start_sweep(
         **commit_tags(),
     }
     parent = tracking.start_run(client, experiment_id, study, tags)
+    record_path = (Path(sweep_dir) / ".lincls" / parent / "sweep.json").resolve()
     progress_file = record_path.with_name("progress.log")
     progress_file.parent.mkdir(parents=True, exist_ok=True)
     progress_file.write_text("")
     finished: tuple[str, ...] = ()
-    if (config.get("tracking") or {}).get("skip_finished"):
+    if settings.get("skip_finished"):
         done = _search_all(
             client,
             experiment_id,
@@ -185,6 +196,9 @@ def start_sweep(
         str(progress_file),
         finished,
         tuple(varying),
+        retry_seconds,
+        int(settings.get("max_store_failures", 3)),
+        str(record_path),
     )
     record.save(record_path)
     return record
@@ -203,26 +217,42 @@ def failed_children(record: SweepRecord) -> list[tuple[str, str]]:
     )
 
 
-def finish_sweep(record: SweepRecord, status: str) -> progress.Headline:
-    """Give the parent run its headline (description and metrics), close it with ``status``."""
+def finish_sweep(record: SweepRecord, status: str, store_down: bool = False) -> progress.Headline:
+    """Give the parent run its headline (description and metrics), close it with ``status``.
+
+    The headline comes from the progress file, so it exists even when the store does not
+    answer; then the parent stays RUNNING (the next sweep on the store closes it) and, with
+    ``store_down``, the store gets one short try instead of a whole retry budget.
+    """
     VIEW.close()
     headline = progress.Headline.of(progress.read(record.progress_file))
     client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
+    if store_down:
+        client.retry_seconds = min(client.retry_seconds, 5.0)
     try:
+        # a run cut off mid-write (Ctrl-C) is closed with the sweep: nothing is left RUNNING
+        for run in _search_all(
+            client,
+            record.experiment_id,
+            f"tags.`{PARENT_TAG}` = '{record.parent_run_id}' and attributes.status = 'RUNNING'",
+        ):
+            tracking.end_run(client, run.info.run_id, "KILLED")
         note = {NOTE_TAG: headline.description(record.study, status)}
         tracking.write_run(client, record.parent_run_id, {}, headline.metrics(), {}, note)
-    finally:
         tracking.end_run(client, record.parent_run_id, status)
+    except tracking.StoreError:
+        pass  # said by the caller's summary; the run is closed KILLED by the next sweep
     return headline
 
 
 def current_sweep(sweep_dir: str | Path | None = None) -> SweepRecord | None:
-    """The sweep this process runs a job of, if any: from ``LINCLS_SWEEP``, else the record in
-    the job's ``sweep_dir`` (a worker that does not inherit the launching process's environment,
-    such as one of a Ray cluster, finds it there)."""
+    """The sweep this process runs a job of, if any: from ``LINCLS_SWEEP`` (set by the sweeper,
+    and by Hydra's ``hydra.job.env_set`` on the workers of other launchers), else the one record
+    in the job's ``sweep_dir``."""
     path = os.environ.get(SWEEP_ENV)
     if not path and sweep_dir is not None:
-        path = str(Path(sweep_dir) / ".lincls" / "sweep.json")
+        found = sorted((Path(sweep_dir) / ".lincls").glob("*/sweep.json"))
+        path = str(found[0]) if len(found) == 1 else None
     if not path or not Path(path).is_file():
         return None
     return _load_cached(path)
@@ -269,18 +299,65 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
         outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"
         return outcome  # the launching process writes it and reports progress
     else:
-        client, experiment_id = tracking.open_experiment(record.tracking_uri, record.experiment)
+        client, experiment_id = tracking.open_experiment(
+            record.tracking_uri, record.experiment, record.retry_seconds
+        )
         try:
             done = execute(config, extra_tags=tags)
             outcome.update(run_id=done.run_id, **_result(done.metrics, done.tags))
+        except tracking.StoreError as exc:  # the run is lost to the store, not to its config
+            outcome.update(status="failed", error=str(exc), store_error=True)
         except Exception as exc:  # isolate the failure: the sweep goes on
             outcome.update(status="failed", error=f"{type(exc).__name__}: {exc}")
             outcome["run_id"] = getattr(exc, "lincls_run_id", None)
             if outcome["run_id"] is None:  # refused before its run existed: record it
-                outcome["run_id"] = refused_run(client, experiment_id, config, tags, exc)
+                try:
+                    outcome["run_id"] = refused_run(client, experiment_id, config, tags, exc)
+                except tracking.StoreError as store_exc:
+                    outcome.update(error=str(store_exc), store_error=True)
     if not DEFERRED:  # in a pool, the launching process counts the job when it has it
         report_progress(record, outcome, line)
+        count_store_failure(record, outcome)
     return outcome
+
+
+# Ctrl-C, remembered: a KeyboardInterrupt raised inside a weak-reference callback (SQLAlchemy
+# has some) is swallowed by Python, so the launchers also ask between jobs.
+_INTERRUPTED = [False]
+
+
+def on_interrupt(signum: int, frame: Any) -> None:
+    """The sweep's SIGINT handler: remember it, and raise KeyboardInterrupt where we are."""
+    _INTERRUPTED[0] = True
+    raise KeyboardInterrupt
+
+
+def check_interrupt() -> None:
+    """Raise KeyboardInterrupt if Ctrl-C came (the flag is cleared: it is raised once)."""
+    if _INTERRUPTED[0]:
+        _INTERRUPTED[0] = False
+        raise KeyboardInterrupt
+
+
+class StoreDown(Exception):
+    """The store failed ``max_store_failures`` runs in a row: the sweep stops."""
+
+
+_STORE_FAILURES = [0]  # runs in a row that this process could not write
+
+
+def count_store_failure(record: SweepRecord, outcome: Mapping[str, Any]) -> None:
+    """Count a run the store failed (a written one resets the count); raise ``StoreDown``
+    when ``record.max_store_failures`` come in a row."""
+    if not outcome.get("store_error"):
+        _STORE_FAILURES[0] = 0
+        return
+    _STORE_FAILURES[0] += 1
+    if _STORE_FAILURES[0] >= record.max_store_failures:
+        _STORE_FAILURES[0] = 0
+        raise StoreDown(
+            f"the store failed {record.max_store_failures} runs in a row; last: {outcome['error']}"
+        )
 
 
 def _result(metrics: Mapping[str, float], tags: Mapping[str, str]) -> dict[str, Any]:
@@ -310,5 +387,10 @@ def write_deferred(record: SweepRecord, outcome: dict[str, Any]) -> None:
     payload = outcome.pop("payload", None)
     if payload is None:
         return
-    client, experiment_id = tracking.open_experiment(record.tracking_uri, record.experiment)
-    outcome["run_id"] = tracking.write_payload(client, experiment_id, payload)
+    client, experiment_id = tracking.open_experiment(
+        record.tracking_uri, record.experiment, record.retry_seconds
+    )
+    try:
+        outcome["run_id"] = tracking.write_payload(client, experiment_id, payload)
+    except tracking.StoreError as exc:
+        outcome.update(status="failed", error=str(exc), store_error=True)

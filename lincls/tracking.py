@@ -15,8 +15,21 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
+from lincls.store import (
+    DEFAULT_RETRY_SECONDS,
+    Budgeted,
+    StoreError,
+    check_uri,
+    configure_http,
+    store_lock,
+)
 
-__all__ = ["default_tracking_uri", "project_root", "resolve_tracking_uri"]  # re-exported
+__all__ = [
+    "StoreError",
+    "default_tracking_uri",
+    "project_root",
+    "resolve_tracking_uri",
+]  # re-exported
 
 DEFAULT_EXPERIMENT = "lincls"
 PARAM_VALUE_LIMIT = 6000
@@ -48,38 +61,51 @@ def artifact_root(uri: str) -> str | None:
 _OPENED: dict[tuple[str, str], tuple[Any, str]] = {}
 
 
-def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT):
+def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT, retry_seconds: float | None = None):
     """A client of the store at ``uri`` and the id of experiment ``name`` (created if missing).
 
+    The URI is checked first (``LinclsInputError`` naming ``tracking.uri``); a SQLite store is
+    created and migrated under a cross-process lock. The client retries a store that does not
+    answer for at most ``retry_seconds`` a call (``store.Budgeted``), then raises ``StoreError``.
     Kept per process: a sweep's jobs would otherwise look the experiment up twice a run.
     """
-    from mlflow.exceptions import MlflowException
-    from mlflow.tracking import MlflowClient
-
     key = (uri, name)
     if key in _OPENED:
-        return _OPENED[key]
-    db = sqlite_path(uri)
-    if db is not None:
-        db.parent.mkdir(parents=True, exist_ok=True)
-    client = MlflowClient(tracking_uri=uri)
-    experiment = client.get_experiment_by_name(name)
-    if experiment is not None:
-        experiment_id = experiment.experiment_id
-        if not EXPERIMENT_KIND.items() <= experiment.tags.items():  # made before lincls set it
-            _describe_experiment(client, experiment_id)
-    else:
-        try:
-            experiment_id = client.create_experiment(
-                name,
-                artifact_location=artifact_root(uri),
-                tags={**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE},
-            )
-            share_view(client, experiment_id)
-        except MlflowException:  # another process created it in between
-            experiment_id = client.get_experiment_by_name(name).experiment_id
+        client, experiment_id = _OPENED[key]
+        if retry_seconds is not None:
+            client.retry_seconds = float(retry_seconds)
+        return client, experiment_id
+    from mlflow.tracking import MlflowClient
+
+    check_uri(uri)
+    budget = DEFAULT_RETRY_SECONDS if retry_seconds is None else float(retry_seconds)
+    configure_http(budget)
+    with store_lock(uri):  # the second process to come finds the tables made and migrated
+        client = Budgeted(MlflowClient(tracking_uri=uri), uri, budget)
+        experiment = client.get_experiment_by_name(name)
+        if experiment is None:
+            experiment_id = _create_experiment(client, uri, name)
+        else:
+            experiment_id = experiment.experiment_id
+            if not EXPERIMENT_KIND.items() <= experiment.tags.items():  # made before lincls set it
+                _describe_experiment(client, experiment_id)
     _OPENED[key] = (client, experiment_id)
     return client, experiment_id
+
+
+def _create_experiment(client, uri: str, name: str) -> str:
+    from mlflow.exceptions import MlflowException
+
+    try:
+        experiment_id = client.create_experiment(
+            name,
+            artifact_location=artifact_root(uri),
+            tags={**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE},
+        )
+    except MlflowException:  # another process (on a server store) created it in between
+        return client.get_experiment_by_name(name).experiment_id
+    share_view(client, experiment_id)
+    return experiment_id
 
 
 VIEW_KEY = "lincls"  # the experiment's shared view of the runs table
@@ -252,9 +278,13 @@ def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str
         write_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {},
                   payload.get("dataset_input"))  # fmt: skip
         log_texts(client, run_id, payload.get("artifacts") or {})
-    finally:
-        if payload["status"] == "FINISHED":
-            end_run(client, run_id, "FINISHED")
-        else:
-            fail_run(client, run_id, str(payload.get("error") or ""))
+    except StoreError:
+        raise  # closing it would wait out the budget again; the next sweep closes it
+    except BaseException:
+        fail_run(client, run_id, str(payload.get("error") or "its write failed"))
+        raise
+    if payload["status"] == "FINISHED":
+        end_run(client, run_id, "FINISHED")
+    else:
+        fail_run(client, run_id, str(payload.get("error") or ""))
     return run_id

@@ -68,3 +68,13 @@ def runs_of(uri: str, experiment: str = "lincls"):
     if exp is None:
         return []
     return client.search_runs([exp.experiment_id], max_results=10000)
+
+
+def without_root_rights() -> list[str] | None:
+    """A command prefix that drops root's right to write any directory (CAP_DAC_OVERRIDE), so a
+    read-only directory is read-only to the command; [] for other users; None without setpriv."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"] if setpriv else None

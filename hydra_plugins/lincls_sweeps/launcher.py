@@ -90,6 +90,8 @@ class JobComposer:
 
 def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: int) -> JobReturn:
     """Compose and run one job; its failure is caught into the ``JobReturn``."""
+    from lincls.sweeps import StoreDown
+
     ret = JobReturn(overrides=list(overrides), task_name=None)
     try:
         config = composer.compose(overrides, idx)
@@ -109,6 +111,8 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
         ret.working_dir = os.getcwd()
         ret.return_value = task_function(task_cfg)
         ret.status = JobStatus.COMPLETED
+    except StoreDown:
+        raise  # the sweep stops: every later job would wait out the store's budget too
     except Exception as exc:  # kept in the JobReturn, as Hydra's run_job does
         ret.return_value = exc
         ret.status = JobStatus.FAILED
@@ -120,8 +124,12 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(state: dict[str, Any]) -> None:
+    import signal
+
     from lincls import sweeps
 
+    # Ctrl-C is the launching process's to handle: it stops the pool and says what finished
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     sweeps.DEFERRED = state["defer"]
     setup_globals()
     Singleton.set_state(state["singletons"])
@@ -170,6 +178,8 @@ class LinclsLauncher(Launcher):
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
         """Run every job; a job's exception is kept in its ``JobReturn``, the others go on."""
+        from lincls import sweeps
+
         setup_globals()
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         jobs = [(list(o), initial_job_idx + k) for k, o in enumerate(job_overrides)]
@@ -179,7 +189,11 @@ class LinclsLauncher(Launcher):
             )
             saved = HydraConfig.instance().cfg
             try:
-                return [run_one(composer, self.task_function, o, i) for o, i in jobs]
+                returns = []
+                for overrides, idx in jobs:
+                    sweeps.check_interrupt()
+                    returns.append(run_one(composer, self.task_function, overrides, idx))
+                return returns
             finally:
                 HydraConfig.instance().cfg = saved
         return self._launch_pool(jobs)
@@ -205,16 +219,20 @@ class LinclsLauncher(Launcher):
         executor = get_reusable_executor(
             max_workers=workers, initializer=_init_worker, initargs=(state,), reuse=False
         )
+        futures = {executor.submit(_run_in_worker, o, i): k for k, (o, i) in enumerate(jobs)}
         try:
-            futures = {executor.submit(_run_in_worker, o, i): k for k, (o, i) in enumerate(jobs)}
             returns: list[JobReturn | None] = [None] * len(jobs)
             for future in as_completed(futures):
+                sweeps.check_interrupt()
                 ret = future.result()
                 returns[futures[future]] = ret
                 outcome = ret._return_value
                 if record is not None and isinstance(outcome, dict) and "status" in outcome:
                     sweeps.write_deferred(record, outcome)
                     sweeps.report_progress(record, outcome, " ".join(ret.overrides or ()))
-            return returns
-        finally:
+                    sweeps.count_store_failure(record, outcome)
             executor.shutdown(wait=True)
+            return returns
+        except BaseException:  # stopped (store down, Ctrl-C): the jobs not started never start
+            executor.shutdown(wait=False, kill_workers=True)
+            raise

@@ -16,6 +16,7 @@ choice of config groups (the rest differ only in values, checked when their job 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -94,8 +95,13 @@ class LinclsSweeper(Sweeper):
                 loader.load_sweep_config(self.config, list(job))
 
     def sweep(self, arguments: list[str]) -> Any:
-        """Run the grid; the parent run is created first and closed whatever happens."""
+        """Run the grid; the parent run is created first and closed whatever happens.
+
+        Exits 2 with one line on bad input before anything is stored; 1 with the summary when
+        configs failed or the store stopped answering; 130 with one line on Ctrl-C.
+        """
         from lincls import sweeps
+        from lincls.errors import LinclsInputError
 
         jobs = self.jobs(list(arguments))
         self._validate(jobs)
@@ -105,21 +111,27 @@ class LinclsSweeper(Sweeper):
         with open_dict(first):
             del first["hydra"]
         task_config = OmegaConf.to_container(first, resolve=True)
-        record_path = (sweep_dir / ".lincls" / "sweep.json").resolve()  # read from any cwd
-        record = sweeps.start_sweep(
-            task_config, len(jobs), record_path, list(arguments), sweeps.varying_keys(jobs)
-        )
+        try:
+            record = sweeps.start_sweep(
+                task_config, len(jobs), sweep_dir, list(arguments), sweeps.varying_keys(jobs)
+            )
+        except (LinclsInputError, sweeps.tracking.StoreError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2 if isinstance(exc, LinclsInputError) else 1)
         print(
             f"[lincls] sweep {record.study}: {len(jobs)} jobs, parent run "
             f"{record.parent_run_id}, store {record.tracking_uri}",
             file=sys.stderr,
             flush=True,
         )
+        with open_dict(self.config):  # the jobs of Hydra's other launchers find the record so
+            self.config.hydra.job.env_set[sweeps.SWEEP_ENV] = record.path
         previous = os.environ.get(sweeps.SWEEP_ENV)
-        os.environ[sweeps.SWEEP_ENV] = str(record_path.resolve())
-        status = "FAILED"
+        os.environ[sweeps.SWEEP_ENV] = record.path
+        status, stopped, interrupted = "FAILED", None, False
         failures: list[tuple[str, str]] = []
-        headline = None
+        returns: Any = None
+        handler = signal.signal(signal.SIGINT, sweeps.on_interrupt)
         try:
             returns = self.launcher.launch(jobs, initial_job_idx=0)
             failures = sweeps.failed_children(record)
@@ -131,18 +143,26 @@ class LinclsSweeper(Sweeper):
                     error = ret._return_value
                     failures.append((line, f"{type(error).__name__}: {error}"))
             status = "FAILED" if failures else "FINISHED"
+        except sweeps.StoreDown as exc:
+            stopped = str(exc)
         except KeyboardInterrupt:
-            status = "KILLED"
-            raise
+            status, interrupted = "KILLED", True
         finally:
+            signal.signal(signal.SIGINT, handler)
             if previous is None:
                 os.environ.pop(sweeps.SWEEP_ENV, None)
             else:
                 os.environ[sweeps.SWEEP_ENV] = previous
-            headline = sweeps.finish_sweep(record, status)
-            seconds = time.time() - record.started
-            print(headline.summary_line(record.study, len(jobs), seconds, record.parent_run_id),
-                  file=sys.stderr, flush=True)  # fmt: skip
+            headline = sweeps.finish_sweep(record, status, store_down=stopped is not None)
+        if interrupted:
+            self._interrupted(headline, len(jobs), arguments)
+        seconds = time.time() - record.started
+        print(headline.summary_line(record.study, len(jobs), seconds, record.parent_run_id),
+              file=sys.stderr, flush=True)  # fmt: skip
+        if stopped is not None:
+            print(f"[lincls] sweep stopped: {stopped}. When the store answers again, "
+                  f"{self._resume(arguments)} completes it", file=sys.stderr)  # fmt: skip
+            sys.exit(1)
         if failures:
             print(
                 f"[lincls] {len(failures)} of {len(jobs)} configs failed "
@@ -153,3 +173,26 @@ class LinclsSweeper(Sweeper):
                 print(f"  {overrides}: {error}", file=sys.stderr)
             sys.exit(1)
         return returns
+
+    def _resume(self, arguments: list[str]) -> str:
+        """The command that runs this sweep again, skipping the configs already FINISHED."""
+        import shlex
+
+        program = sys.argv[0]
+        if Path(program).name == "run.py":
+            program = "python -m experiments.run"
+        hydra = [o for o in self.config.hydra.overrides.hydra if not o.startswith("hydra.mode=")]
+        given = [a for a in [*hydra, *arguments] if not a.startswith("tracking.skip_finished=")]
+        return " ".join([program, "-m", *map(shlex.quote, given), "tracking.skip_finished=true"])
+
+    def _interrupted(self, headline: Any, total: int, arguments: list[str]) -> None:
+        """Ctrl-C: one line (what finished, what did not, how to resume), exit 130."""
+        done = headline.runs + headline.failed + headline.skipped
+        print(
+            f"[lincls] interrupted: {headline.runs} of {total} configs finished, "
+            f"{headline.failed} failed, {total - done} not run; resume with: "
+            f"{self._resume(arguments)}",
+            file=sys.stderr,
+            flush=True,
+        )
+        sys.exit(130)

@@ -79,6 +79,16 @@ def load_csv(
     numeric = pd.to_numeric(frame[label_column], errors="coerce")
     if numeric.notna().all():
         y = numeric.to_numpy()
+        # a class is a whole number a float holds exactly (below 2⁵³); 1e308 or 0.5 names no class
+        bad = ~np.isfinite(y) | (np.abs(y) >= 2.0**53) | (np.floor(y) != y)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise LinclsInputError(
+                "label_column",
+                f"{path} line {row + 2}, column {label_column!r}: label {frame[label_column][row]}"
+                f" is not a class; numeric labels must be whole numbers in (-2^53, 2^53)"
+                " (or write the classes as text)",
+            )
     train, test = split_indices(X.shape[0], test_fraction, seed)
     return Dataset.plain(
         name=name or path.stem,
