@@ -128,3 +128,29 @@ def test_sklearn_refuses_other_classes_with_the_same_exception_type():
     peer = SkPerceptron().partial_fit(X, y, classes=[0, 1])
     with pytest.raises(ValueError, match="is not the same as on last call to partial_fit"):
         peer.partial_fit(X, y, classes=np.arange(42))
+
+
+def test_naive_bayes_partial_fit_refuses_other_classes_and_keeps_its_counts():
+    from lincls.learners import NaiveBayesLinear
+
+    rng = np.random.default_rng(6)
+    X = (rng.random((50, 4)) > 0.5).astype(float)
+    y = (X[:, 0] > 0).astype(int)
+    model = NaiveBayesLinear().partial_fit(X, y, classes=[0, 1])
+    coef = model.coef_.copy()
+    with pytest.raises(ValueError, match="is not the same as on last call to partial_fit"):
+        model.partial_fit(X, y, classes=[0, 1, 2])
+    assert np.array_equal(model.coef_, coef)
+    model.partial_fit(X, y, classes=[1, 0])  # the same classes go on: the counts add up
+    twice = NaiveBayesLinear().fit(np.vstack([X, X]), np.concatenate([y, y]))
+    assert np.allclose(model.coef_, twice.coef_, rtol=1e-12, atol=0)
+
+
+def test_one_class_names_the_label_as_written():
+    X = np.zeros((5, 2))
+    with pytest.raises(LinclsInputError) as info:
+        Perceptron().fit(X, np.full(5, 7))
+    assert "got one class (7)" in str(info.value)
+    with pytest.raises(LinclsInputError) as info:
+        Perceptron().fit(X, np.array(["yes"] * 5))
+    assert "got one class ('yes')" in str(info.value)

@@ -52,6 +52,21 @@ def check_finite(X: np.ndarray | sp.csr_matrix, field: str = "X") -> None:
     )
 
 
+def check_same_classes(known: np.ndarray, classes) -> None:
+    """Raise a one-line error naming ``classes`` unless its sorted values are ``known``.
+
+    The weights have one meaning per class of the first call: scikit-learn's ``partial_fit``
+    refuses other classes later with a ``ValueError``, and so does this.
+    """
+    given = np.unique(np.asarray(classes))
+    if not np.array_equal(given, known):
+        raise LinclsInputError(
+            "classes",
+            f"{given.tolist()} is not the same as on last call to partial_fit, "
+            f"was {known.tolist()}",
+        )
+
+
 def sorted_classes(y: np.ndarray, needs: str = "two classes") -> np.ndarray:
     """The sorted label values of ``y``, or a one-line error naming ``y`` if there is only one.
 
@@ -61,7 +76,9 @@ def sorted_classes(y: np.ndarray, needs: str = "two classes") -> np.ndarray:
     classes = np.unique(y)
     if classes.shape[0] < 2:
         raise LinclsInputError(
-            "y", f"needs {needs}, got one class ({classes[0]!r}); a classifier can't train on it"
+            "y",
+            f"needs {needs}, got one class ({classes[0].tolist()!r}); "
+            "a classifier can't train on it",
         )
     return classes
 
@@ -266,18 +283,8 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         return self
 
     def _check_same_classes(self, classes) -> None:
-        """Raise a one-line error naming ``classes`` unless its sorted values are ``classes_``.
-
-        The weights have one meaning per class of the first call: scikit-learn's
-        ``partial_fit`` refuses other classes later with a ``ValueError``, and so does this.
-        """
-        given = np.unique(np.asarray(classes))
-        if not np.array_equal(given, self.classes_):
-            raise LinclsInputError(
-                "classes",
-                f"{given.tolist()} is not the same as on last call to partial_fit, "
-                f"was {self.classes_.tolist()}",
-            )
+        """``check_same_classes`` against this learner's ``classes_``."""
+        check_same_classes(self.classes_, classes)
 
     # --- the online record -----------------------------------------------------------------
     # The mistakes' rows and steps go straight into two growing arrays: a pass's kernel writes

@@ -39,7 +39,7 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from lincls.errors import LinclsInputError, check_number
-from lincls.learners._base import FLOAT_DTYPES, binary_classes, check_finite
+from lincls.learners._base import FLOAT_DTYPES, binary_classes, check_finite, check_same_classes
 
 
 def first_non_binary(X) -> tuple[int, float] | None:
@@ -185,6 +185,8 @@ class NaiveBayesLinear(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
         if first:
             self.classes_ = binary_classes(np.asarray(classes) if classes is not None else y)
             self._reset_counts(X.shape[1])
+        elif classes is not None:
+            check_same_classes(self.classes_, classes)
         self._count(X, y)
         self._set_weights()
         return self
