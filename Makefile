@@ -60,14 +60,14 @@ bench: $(STAMP)
 ## ui: the MLflow UI over the local store, on http://$(HOST):$(PORT)
 ui: $(STAMP)
 	mkdir -p results
-	$(VENV)/bin/mlflow ui --backend-store-uri $(STORE) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
+	$(VENV)/bin/lincls ui --store $(STORE) --host $(HOST) --port $(PORT)
 
 ## server: an MLflow tracking server on $(HOST):$(PORT) with one worker, over the local SQLite
 ## store or DB=postgresql://user:pass@host/db; point runs at it with tracking.uri=http://$(HOST):$(PORT)
 DB ?= $(STORE)
 server: $(STAMP)
 	mkdir -p results
-	$(VENV)/bin/mlflow server --backend-store-uri $(DB) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
+	$(VENV)/bin/mlflow server --app-name lincls --backend-store-uri $(DB) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis outputs multirun

@@ -24,7 +24,8 @@ USAGE = "usage: lincls {run,report,ui} [arguments]  (lincls <command> --help for
 
 
 def ui_command(argv: Sequence[str]) -> list[str]:
-    """The ``mlflow ui`` command line for ``lincls ui`` arguments."""
+    """The ``mlflow server --app-name lincls`` command line for ``lincls ui`` arguments (the UI
+    opening on model training: ``experiments.ui_app``)."""
     parser = argparse.ArgumentParser(prog="lincls ui", description="The MLflow UI over a store.")
     parser.add_argument("--store", help="the tracking store (default: the one runs log to)")
     parser.add_argument("--host", default="127.0.0.1")
@@ -34,8 +35,8 @@ def ui_command(argv: Sequence[str]) -> list[str]:
     command = [
         str(Path(sys.executable).with_name("mlflow")) if shutil.which("mlflow") is None
         else "mlflow",
-        "ui", "--backend-store-uri", uri, "--host", args.host, "--port", str(args.port),
-        "--workers", "1",
+        "server", "--app-name", "lincls", "--backend-store-uri", uri, "--host", args.host,
+        "--port", str(args.port), "--workers", "1",
     ]  # fmt: skip
     root = tracking.artifact_root(uri)
     if root is not None:

@@ -74,10 +74,10 @@ def ui(tmp_path_factory):
     parent = next(r for r in runs if r.data.tags.get("lincls.role") == "sweep")
     child = next(r for r in runs if r.data.tags.get("lincls.role") == "run")
     port = free_port()
-    server = start(
-        [str(Path(sys.executable).with_name("mlflow")), "ui", "--backend-store-uri", uri,
-         "--default-artifact-root", tracking.artifact_root(uri), "--host", "127.0.0.1",
-         "--port", str(port), "--workers", "1"],
+    server = start(  # what `lincls ui` runs: MLflow's server as the lincls app
+        [str(Path(sys.executable).with_name("mlflow")), "server", "--app-name", "lincls",
+         "--backend-store-uri", uri, "--default-artifact-root", tracking.artifact_root(uri),
+         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
         tmp / "mlflow-ui.log",
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}/"
@@ -112,6 +112,33 @@ def _shots(tmp: Path) -> Path:
     folder = ROOT / "docs" if os.environ.get("LINCLS_DOCS_SCREENSHOTS") == "1" else tmp
     folder.mkdir(exist_ok=True)
     return folder
+
+
+def test_clicking_the_experiment_on_a_first_visit_opens_its_runs_not_the_genai_pages(ui):
+    from selenium.webdriver.common.by import By
+
+    driver = ui["driver"]
+    driver.get(ui["base"])
+    driver.execute_script("window.localStorage.clear()")  # a browser that never came here
+    driver.get(ui["base"])
+    stored = driver.execute_script("return window.localStorage.getItem('mlflow.workflowType_v1')")
+    assert stored == '"machine_learning"'
+    link = _wait_for(
+        driver,
+        lambda: [a for a in driver.find_elements(By.TAG_NAME, "a") if a.text.strip() == "lincls"],
+        "the lincls experiment on the home page",
+    )
+    link[0].click()
+    _wait_for(driver, lambda: "adhoc" in _text(driver), "the sweep's run in the runs table")
+    page = _text(driver)
+    assert "Model training" in page and "Runs" in page
+    assert f"/experiments/{ui['experiment']}/runs" in driver.current_url
+    # a choice the researcher makes is kept: the page sets the default only when none is stored
+    driver.execute_script("window.localStorage.setItem('mlflow.workflowType_v1', '\"genai\"')")
+    driver.get(ui["base"])
+    stored = driver.execute_script("return window.localStorage.getItem('mlflow.workflowType_v1')")
+    assert stored == '"genai"'
+    driver.execute_script("window.localStorage.clear()")
 
 
 def test_the_printed_link_opens_the_runs_table_with_names_that_show_gamma_and_r(ui):

@@ -74,10 +74,14 @@ SETUP = [
         ),
         ("test", [".venv/bin/python -m ruff check .", ".venv/bin/python -m pytest -q -n auto"]),
         ("bench", ["-m experiments.bench"]),
-        ("ui", ["mlflow ui --backend-store-uri sqlite:///", "--host 127.0.0.1"]),
+        ("ui", ["lincls ui --store sqlite:///", "--host 127.0.0.1"]),
         (
             "server",
-            ["mlflow server --backend-store-uri sqlite:///", "--host 127.0.0.1", "--workers 1"],
+            [
+                "mlflow server --app-name lincls --backend-store-uri sqlite:///",
+                "--host 127.0.0.1",
+                "--workers 1",
+            ],
         ),
     ],
 )

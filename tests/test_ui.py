@@ -163,3 +163,27 @@ def test_run_names_and_labels_are_compact_and_show_the_rule():
     assert tags.run_name(config, "learner.C=1.0 seed=3 dataset.radius=4") == (
         "passive_aggressive[feature,pa1] separable γ=0.025 R=4 fixed s3 C=1.0"
     )
+
+
+def test_the_ui_app_sets_model_training_as_the_default_workflow_once():
+    from experiments.ui_app import SCRIPT, with_default_workflow
+
+    page = b"<!doctype html><html><head><meta charset='utf-8'></head><body></body></html>"
+    served = with_default_workflow(page)
+    assert served.startswith(b"<!doctype html><html><head><script>")
+    assert served.count(b"<script>") == 1 and with_default_workflow(served) == served
+    assert 'getItem("mlflow.workflowType_v1")===null' in SCRIPT
+    assert 'JSON.stringify("machine_learning")' in SCRIPT
+    assert with_default_workflow(b"not a page") == b"not a page"
+
+
+def test_lincls_ui_runs_mlflow_server_as_the_lincls_app(tmp_path):
+    from importlib.metadata import entry_points
+
+    from experiments.cli import ui_command
+
+    command = ui_command(["--store", f"sqlite:///{tmp_path / 'm.db'}", "--port", "5009"])
+    assert command[1:4] == ["server", "--app-name", "lincls"]
+    assert command[command.index("--port") + 1] == "5009"
+    (app,) = [e for e in entry_points(group="mlflow.app") if e.name == "lincls"]
+    assert app.value == "experiments.ui_app:create_app"
