@@ -3,18 +3,20 @@ test-error bound beside (never among) the mistake bounds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import compose_config, runs_of
 from mlflow.tracking import MlflowClient
 
-from lincls import bounds, evaluation, runner
+from lincls import bounds, evaluation, measures, runner
 from lincls.geometry import certify, hinge_deficit
 
 WRITES = ("log_batch", "log_metric", "log_param", "log_dict", "log_text", "set_tag")
 
 
-def test_a_run_is_written_with_one_batched_call(store, monkeypatch):
+def test_a_run_is_written_with_one_batched_call(store, monkeypatch, tmp_path):
     calls: dict[str, int] = dict.fromkeys(WRITES, 0)
     for name in WRITES:
         real = getattr(MlflowClient, name)
@@ -29,11 +31,19 @@ def test_a_run_is_written_with_one_batched_call(store, monkeypatch):
          f"tracking.uri={store}"]
     )  # fmt: skip
     outcome = runner.execute(config)
-    # and one file for each text artifact: here the learned hyperplane's margin histogram
+    # and one file for each text artifact (here the learned hyperplane's margin histogram),
+    # written straight into the run's local artifact directory, not through log_text
     assert list(outcome.artifacts) == ["hyperplane/margin_histogram.json"]
-    assert calls == {**dict.fromkeys(WRITES, 0), "log_batch": 1, "log_text": 1}
+    assert calls == {**dict.fromkeys(WRITES, 0), "log_batch": 1}
     (run,) = runs_of(store)
     assert run.info.status == "FINISHED"
+    client = MlflowClient(tracking_uri=store)
+    (folder,) = client.list_artifacts(run.info.run_id)
+    (listed,) = client.list_artifacts(run.info.run_id, folder.path)
+    assert listed.path == "hyperplane/margin_histogram.json" and listed.file_size > 0
+    local = client.download_artifacts(run.info.run_id, listed.path, str(tmp_path))
+    text = outcome.artifacts["hyperplane/margin_histogram.json"]
+    assert Path(local).read_text(encoding="utf-8") == text
     # everything arrived through that one call: params, metrics, both curves, tags
     assert set(run.data.metrics) == set(outcome.metrics) | set(outcome.curves)
     assert run.data.params["learner.lr"] == "1.0" and run.data.params["dataset.n"] == "300"
@@ -42,6 +52,32 @@ def test_a_run_is_written_with_one_batched_call(store, monkeypatch):
     for name, curve in outcome.curves.items():
         history = client.get_metric_history(run.info.run_id, name)
         assert sorted((p.step, p.value) for p in history) == sorted(curve)
+
+
+def test_a_curve_keeps_only_the_ends_of_its_flat_runs():
+    steps = np.array([1, 2, 3, 5, 8, 13, 21, 34, 55])
+    values = np.array([1, 2, 2, 2, 3, 3, 4, 4, 4])
+    kept = measures.drop_flat_interiors(steps, values)
+    assert kept.tolist() == [0, 1, 3, 4, 5, 6, 8]
+    # the polyline through the kept points is the one through all of them
+    assert np.interp(steps, steps[kept], values[kept]).tolist() == values.tolist()
+    assert measures.drop_flat_interiors(steps[:2], values[:2]).tolist() == [0, 1]
+    assert measures.drop_flat_interiors(steps[:1], values[:1]).tolist() == [0]
+
+
+def test_a_converged_runs_cumulative_mistakes_are_its_flat_runs_ends(tmp_path):
+    config = compose_config(["dataset.n=1000", "dataset.d=20", "passes=10",
+                             "certificates.svm=false",
+                             f"certificates.cache_dir={tmp_path}"])  # fmt: skip
+    outcome = evaluation.measure(config)
+    curve = outcome.curves["cumulative_mistakes"]
+    steps = measures.log_spaced_steps(int(outcome.metrics["passes_run"]) * 1000)
+    assert curve[0][0] == 1 and curve[-1][0] == steps[-1]
+    assert curve[-1][1] == outcome.metrics["mistakes"]
+    full = np.interp(steps, [s for s, _ in curve], [v for _, v in curve])
+    assert len(curve) < len(steps) // 2 and np.all(np.diff(full) >= 0)
+    values = [v for _, v in curve]
+    assert all(not (a == b == c) for a, b, c in zip(values, values[1:], values[2:], strict=False))
 
 
 def test_certificate_metrics_on_separable_data(tmp_path):
