@@ -91,7 +91,9 @@ def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT, retry_seconds: flo
             experiment_id = _create_experiment(client, uri, name)
         else:
             experiment_id = experiment.experiment_id
-            if not EXPERIMENT_KIND.items() <= experiment.tags.items():  # made before lincls set it
+            tags = experiment.tags
+            # made before lincls set these, or by a lincls whose view differed: set them anew
+            if not EXPERIMENT_KIND.items() <= tags.items() or tags.get(VIEW_TAG) != view_state():
                 _describe_experiment(client, experiment_id)
     _OPENED[key] = (client, experiment_id)
     return client, experiment_id
@@ -129,9 +131,48 @@ VIEW_COLUMNS = [
 ]
 
 
-def share_view(client, experiment_id: str) -> None:
-    """Store the runs table as lincls reads it (the runs of every sweep, flat, with their bounds,
-    ratios and slack as columns) as the experiment's shared view ``lincls`` (``ui_path``)."""
+# The charts of the view's Chart tab that overlay a curve and its bound: MLflow draws one chart
+# per metric unless a chart names several (selectedMetricKeys).
+VIEW_SECTION = "lincls-bounds"
+OVERLAYS = [
+    ("cumulative_mistakes", "cumulative_mistakes_bound", "cumulative mistakes and their bound"),
+    ("lemma.progress", "lemma.mistakes", "Novikoff's progress lemma and the mistakes"),
+]
+_CARD = {"deleted": False, "isGenerated": False}
+
+
+def overlay_chart(curve: str, bound: str, title: str) -> dict:
+    """A line chart of the runs table's Chart tab drawing ``curve`` and ``bound`` together."""
+    return {
+        **_CARD,
+        "uuid": f"lincls-{curve}",
+        "type": "LINE",
+        "runsCountToCompare": 10,
+        "metricSectionId": VIEW_SECTION,
+        "displayName": title,
+        "metricKey": curve,
+        "selectedMetricKeys": [curve, bound],
+        "lineSmoothness": 0,
+        "xAxisScaleType": "linear",
+        "scaleType": "linear",
+        "range": {},
+        "xAxisKey": "step",
+        "selectedXAxisMetricKey": "",
+        "yAxisKey": "metric",
+        "yAxisExpressions": [],
+        "ignoreOutliers": False,
+        "useGlobalXaxisKey": False,
+        "useGlobalLineSmoothing": False,
+    }
+
+
+VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
+
+
+def view_state() -> str:
+    """The runs table as lincls reads it, as MLflow's UI stores a view: the runs of every sweep
+    with their bounds, ratios and slack as columns, and in its Chart tab each curve drawn over its
+    bound (``OVERLAYS``)."""
     import json
 
     state = {
@@ -143,10 +184,17 @@ def share_view(client, experiment_id: str) -> None:
         "datasetsFilter": [],
         "modelVersionFilter": "All Runs",
         "selectedColumns": VIEW_COLUMNS,
-    }
-    client.set_experiment_tag(
-        experiment_id, f"mlflow.sharedViewState.{VIEW_KEY}", json.dumps(state)
-    )
+        "compareRunSections": [{**_CARD, "uuid": VIEW_SECTION, "name": "Mistakes and their bounds",
+                                "display": True, "isReordered": False}],
+        "compareRunCharts": [overlay_chart(*pair) for pair in OVERLAYS],
+        "hideEmptyCharts": False,
+    }  # fmt: skip
+    return json.dumps(state)
+
+
+def share_view(client, experiment_id: str) -> None:
+    """Store ``view_state`` as the experiment's shared view ``lincls`` (``ui_path`` opens it)."""
+    client.set_experiment_tag(experiment_id, VIEW_TAG, view_state())
 
 
 def ui_path(experiment_id: str) -> str:

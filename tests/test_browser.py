@@ -220,3 +220,35 @@ def test_a_run_charts_its_cumulative_mistakes_beside_its_bound(ui):
     assert len(plots) == 2
     time.sleep(1)  # the lines' last frame
     driver.save_screenshot(str(ui["shots"] / "ui-run-charts.png"))
+
+
+def test_the_chart_tab_draws_each_run_s_cumulative_mistakes_over_its_bound(ui):
+    from selenium.webdriver.common.by import By
+
+    driver = ui["driver"]
+    driver.get(ui["base"] + tracking.ui_path(ui["experiment"]))
+    expand = _wait_for(
+        driver,
+        lambda: driver.find_elements(
+            By.CSS_SELECTOR, "button[data-component-id$='runnamecellrenderer.tsx_46']"
+        ),
+        "the sweep's row",
+    )
+    expand[0].click()  # its runs shown: the charts draw every visible run
+    chart_tab = _wait_for(
+        driver,
+        lambda: driver.find_elements(By.CSS_SELECTOR, "input[name='runs-view-mode'][value=CHART]"),
+        "the Chart tab",
+    )
+    driver.execute_script("arguments[0].click()", chart_tab[0])  # the radio input is styled over
+    _wait_for(driver, lambda: "Mistakes and their bounds" in _text(driver), "the bounds section")
+    legends = _wait_for(
+        driver,
+        lambda: "(cumulative_mistakes_b" in _text(driver) and "(lemma.mistakes)" in _text(driver),
+        "the bound series in the charts' legends",
+    )
+    assert legends
+    page = _text(driver)
+    assert "(cumulative_mistakes)" in page and "(lemma.progress)" in page
+    assert "Mistakes and their bounds (2)" in page.replace("\n", " ")
+    driver.save_screenshot(str(ui["shots"] / "ui-chart-overlay.png"))
