@@ -85,8 +85,10 @@ def execute_deferred(
 ) -> dict[str, Any]:
     """One run measured but not written: what ``tracking.write_payload`` needs to log it.
 
-    A process pool's workers use it so that one process writes every run: SQLite serialises
-    writers, and two processes writing at once each took ~4× longer a run here.
+    A process pool's workers use it so that one process writes the runs' metrics: SQLite
+    serialises writers. A run measured without error is created here, though, with its tags,
+    dataset input and text artifacts (``open_measured_run``): that third of a run's writes then
+    overlaps the launching process's writing of the runs before it (a WAL store lets both write).
     """
     tags = run_tags(config, extra_tags)
     payload: dict[str, Any] = {
@@ -110,7 +112,30 @@ def execute_deferred(
     payload["params"].update(outcome.params)
     payload["tags"] = {**tags, **outcome.tags}
     payload["dataset_input"] = dataset_input(config, outcome)
+    open_measured_run(config, payload)
     return payload
+
+
+def open_measured_run(config: Mapping[str, Any], payload: dict[str, Any]) -> None:
+    """Create the run of a measured ``payload`` and write its dataset input and text artifacts;
+    ``payload`` gets ``run_id`` (and ``inputs_written``) for ``tracking.write_payload`` to finish
+    it. A store that fails here leaves the rest to the launching process, which tries again."""
+    settings = config.get("tracking") or {}
+    try:
+        client, experiment_id = tracking.open_experiment(
+            tracking.resolve_tracking_uri(settings.get("uri")),
+            settings.get("experiment") or tracking.DEFAULT_EXPERIMENT,
+            settings.get("retry_seconds"),
+        )
+        payload["run_id"] = tracking.start_run(
+            client, experiment_id, payload["run_name"], payload["tags"]
+        )
+        if payload.get("dataset_input"):
+            tracking.log_dataset_input(client, payload["run_id"], payload["dataset_input"])
+        tracking.log_texts(client, payload["run_id"], payload.get("artifacts") or {})
+    except Exception:  # the launching process writes what is missing, or fails the run
+        return
+    payload["inputs_written"] = True
 
 
 def refused_run(client, experiment_id: str, config, tags: Mapping[str, str], error) -> str:

@@ -350,12 +350,17 @@ def fail_run(client, run_id: str, error: BaseException | str) -> None:
 
 
 def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str:
-    """Create, write and close a run measured elsewhere (``runner.execute_deferred``)."""
-    run_id = start_run(client, experiment_id, payload["run_name"], payload["tags"])
+    """Write and close a run measured elsewhere (``runner.execute_deferred``), creating it unless
+    the measuring process did (``run_id``; ``inputs_written``: its dataset input and artifacts)."""
+    run_id = payload.get("run_id")
+    if run_id is None:
+        run_id = start_run(client, experiment_id, payload["run_name"], payload["tags"])
+    written = bool(payload.get("inputs_written"))
     try:
         write_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {},
-                  payload.get("dataset_input"))  # fmt: skip
-        log_texts(client, run_id, payload.get("artifacts") or {})
+                  None if written else payload.get("dataset_input"))  # fmt: skip
+        if not written:
+            log_texts(client, run_id, payload.get("artifacts") or {})
     except StoreError:
         raise  # closing it would wait out the budget again; the next sweep closes it
     except BaseException:
