@@ -8,8 +8,11 @@ configs) Hydra's joblib launcher. A sweep's time is its parent run's, from its c
 the first job to its close after the last, so Python's start-up is not counted. The floor
 replays the same runs — each child's params, metrics and curves — into another fresh store with
 only the MLflow calls a run needs (create, one batched log, end): what no harness can beat.
-ratio = floor's seconds a run / ours (≥ 0.5 is the target for one worker); for two workers the
-ratio is against one worker (target ≥ 1.5).
+ratio = floor's seconds a run / ours (≥ 0.9 is the target for one worker); for two workers the
+ratio is against one worker (target ≥ 1.5). With one worker a sweep of 100 configs or more is
+measured in a worker process while the launching process writes (the lincls launcher's
+docstring); the floor writes in one process, on a store in the same (WAL) mode.
+The slow section ``sweep10k`` times a 10,000-config sweep of this shape end to end.
 """
 
 from __future__ import annotations
@@ -107,7 +110,7 @@ def run(quick: bool = False) -> list[Row]:
                     Row("sweep", f"a run, {name}", per_run, one, "1 worker", 1.5, floor, note)
                 )
             else:
-                target = 0.5 if name == "lincls launcher, 1 worker" else None
+                target = 0.9 if name == "lincls launcher, 1 worker" else None
                 rows.append(
                     Row("sweep", f"a run, {name}", per_run, floor, "floor (MLflow calls only)",
                         target, floor, note)
