@@ -95,6 +95,18 @@ class JobComposer:
         return config
 
 
+def task_config(config: DictConfig) -> DictConfig:
+    """A job's config without its ``hydra`` node, as Hydra's ``run_job`` hands it to the task.
+
+    Only the task's keys are copied (the ``hydra`` node, five sixths of a deep copy's ~4 ms,
+    is left out rather than copied and deleted); flags and the resolver cache go along.
+    """
+    task_cfg = OmegaConf.masked_copy(config, [key for key in config if key != "hydra"])
+    task_cfg._metadata.flags = dict(config._metadata.flags or {})
+    OmegaConf.copy_cache(from_config=config, to_config=task_cfg)
+    return task_cfg
+
+
 def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: int) -> JobReturn:
     """Compose and run one job; its failure is caught into the ``JobReturn``."""
     from lincls.sweeps import StoreDown
@@ -107,9 +119,7 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
         with read_write(config.hydra.runtime), open_dict(config.hydra.runtime):
             config.hydra.runtime.output_dir = str(job_dir.resolve())
         HydraConfig.instance().set_config(config)
-        task_cfg = copy.deepcopy(config)  # the hydra node stays, HydraConfig resolves through it
-        with read_write(task_cfg), open_dict(task_cfg):
-            del task_cfg["hydra"]
+        task_cfg = task_config(config)
         if composer.save_job_config:
             job_dir.mkdir(parents=True, exist_ok=True)
             (job_dir / "config.yaml").write_text(OmegaConf.to_yaml(task_cfg))
