@@ -332,6 +332,14 @@ def on_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def unraisable(hook_args: Any) -> None:
+    """``sys.unraisablehook`` during a sweep: a Ctrl-C swallowed in a weak-reference callback is
+    not printed as a traceback (``on_interrupt`` remembered it; it is raised between jobs)."""
+    if hook_args.exc_type is not None and issubclass(hook_args.exc_type, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(hook_args)
+
+
 def check_interrupt() -> None:
     """Raise KeyboardInterrupt if Ctrl-C came (the flag is cleared: it is raised once)."""
     if _INTERRUPTED[0]:

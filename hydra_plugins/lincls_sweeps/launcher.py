@@ -174,6 +174,18 @@ def _picklable(value: Any) -> bool:
     return True
 
 
+TRACKER_WARNINGS = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+
+
+def _quiet_resource_tracker() -> None:
+    """Keep loky's resource tracker (a process the pool starts) from warning about temporary
+    folders already gone when a stopped pool's workers are killed (Ctrl-C, a store that stopped
+    answering): lines after the one a stopped sweep prints, about nothing that went wrong."""
+    given = os.environ.get("PYTHONWARNINGS", "")
+    if TRACKER_WARNINGS not in given.split(","):
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [given, TRACKER_WARNINGS]))
+
+
 class LinclsLauncher(Launcher):
     """Runs a sweep's jobs (module docstring)."""
 
@@ -236,6 +248,7 @@ class LinclsLauncher(Launcher):
             "defer": record is not None,
         }
         workers = min(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, len(jobs))
+        _quiet_resource_tracker()
         executor = get_reusable_executor(
             max_workers=workers, initializer=_init_worker, initargs=(state,), reuse=False
         )
@@ -254,5 +267,5 @@ class LinclsLauncher(Launcher):
             executor.shutdown(wait=True)
             return returns
         except BaseException:  # stopped (store down, Ctrl-C): the jobs not started never start
-            executor.shutdown(wait=False, kill_workers=True)
+            executor.shutdown(wait=True, kill_workers=True)  # dead before the sweep closes its runs
             raise

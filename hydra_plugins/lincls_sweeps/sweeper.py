@@ -132,6 +132,7 @@ class LinclsSweeper(Sweeper):
         failures: list[tuple[str, str]] = []
         returns: Any = None
         handler = signal.signal(signal.SIGINT, sweeps.on_interrupt)
+        hook, sys.unraisablehook = sys.unraisablehook, sweeps.unraisable
         try:
             returns = self.launcher.launch(jobs, initial_job_idx=0)
             failures = sweeps.failed_children(record)
@@ -149,6 +150,7 @@ class LinclsSweeper(Sweeper):
             status, interrupted = "KILLED", True
         finally:
             signal.signal(signal.SIGINT, handler)
+            sys.unraisablehook = hook
             if previous is None:
                 os.environ.pop(sweeps.SWEEP_ENV, None)
             else:
