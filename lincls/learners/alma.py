@@ -77,6 +77,26 @@ def _project(w, intercept, theta, theta_intercept, p):
 
 
 @njit(cache=True, nogil=True)
+def _correction(label, activation, norm_p, c, k, p, alpha, B, C, normalize):
+    """ALMA_p's step on one row: the multiple of (x, c) added to θ — 0 unless the normalised
+    margin y·(w·x̂) is at most (1 − α)·γ_k, γ_k = B√(p−1)/√k, the step η_k = C/(√(p−1)√k).
+
+    ``norm_p`` is Σ|x_j|^p (Σx_j² for p = 2) over the row's features, without c.
+    """
+    if normalize:
+        norm = math.sqrt(norm_p + c * c) if p == 2.0 else (norm_p + c**p) ** (1.0 / p)
+    else:
+        norm = 1.0
+    if norm == 0.0:
+        return 0.0
+    root = math.sqrt(p - 1.0)
+    sqrt_k = math.sqrt(k)
+    if label * activation / norm <= (1.0 - alpha) * (B * root / sqrt_k):
+        return C / (root * sqrt_k) * label / norm
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
 def alma_pass_dense(
     X, y, order, w, intercept, theta, theta_intercept, c, k0, p, alpha, B, C, normalize,
     mistake_rows, mistake_steps,
@@ -88,7 +108,6 @@ def alma_pass_dense(
     k at the start of the pass. Returns (mistakes, corrections).
     """
     n_features = X.shape[1]
-    root = math.sqrt(p - 1.0)
     k = k0
     mistakes = 0
     for step in range(order.shape[0]):
@@ -100,19 +119,12 @@ def alma_pass_dense(
             activation += w[j] * xj
             norm += xj * xj if p == 2.0 else abs(xj) ** p
         activation += intercept[0] * c
-        if normalize:
-            norm = math.sqrt(norm + c * c) if p == 2.0 else (norm + c**p) ** (1.0 / p)
-        else:
-            norm = 1.0
         if y[i] * activation <= 0.0:
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = step
             mistakes += 1
-        if norm == 0.0:
-            continue
-        sqrt_k = math.sqrt(k)
-        if y[i] * activation / norm <= (1.0 - alpha) * (B * root / sqrt_k):
-            scale = C / (root * sqrt_k) * y[i] / norm
+        scale = _correction(y[i], activation, norm, c, k, p, alpha, B, C, normalize)
+        if scale != 0.0:
             for j in range(n_features):
                 theta[j] += np.float64(X[i, j]) * scale
             theta_intercept[0] += c * scale
@@ -127,7 +139,6 @@ def alma_pass_csr(
     normalize, mistake_rows, mistake_steps,
 ):  # fmt: skip
     """``alma_pass_dense`` for CSR rows (``data``, ``indices``, ``indptr``)."""
-    root = math.sqrt(p - 1.0)
     k = k0
     mistakes = 0
     for step in range(order.shape[0]):
@@ -141,19 +152,12 @@ def alma_pass_csr(
             activation += w[indices[q]] * xj
             norm += xj * xj if p == 2.0 else abs(xj) ** p
         activation += intercept[0] * c
-        if normalize:
-            norm = math.sqrt(norm + c * c) if p == 2.0 else (norm + c**p) ** (1.0 / p)
-        else:
-            norm = 1.0
         if y[i] * activation <= 0.0:
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = step
             mistakes += 1
-        if norm == 0.0:
-            continue
-        sqrt_k = math.sqrt(k)
-        if y[i] * activation / norm <= (1.0 - alpha) * (B * root / sqrt_k):
-            scale = C / (root * sqrt_k) * y[i] / norm
+        scale = _correction(y[i], activation, norm, c, k, p, alpha, B, C, normalize)
+        if scale != 0.0:
             for q in range(start, end):
                 theta[indices[q]] += np.float64(data[q]) * scale
             theta_intercept[0] += c * scale
