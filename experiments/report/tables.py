@@ -29,7 +29,7 @@ def learner_labels(frame: pd.DataFrame) -> pd.Series:
     names = column(frame, "tags.learner").fillna(column(frame, "params.learner.name"))
     names = names.fillna("?").astype(str)
     tagged = column(frame, "tags.learner_label")
-    base = tagged.fillna(names).astype(str)
+    base = tagged.astype(object).fillna(names).astype(str)  # an all-missing column is float
     labels = base.copy()
     prefix = "params.learner."
     params = [c for c in frame.columns if c.startswith(prefix) and c != f"{prefix}name"]
