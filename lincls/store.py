@@ -28,6 +28,7 @@ from lincls.paths import sqlite_path
 # The schemes of MLflow's tracking stores (a database URI may name a driver: postgresql+psycopg).
 SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
 DEFAULT_RETRY_SECONDS = 30.0
+DEFAULT_MAX_STORE_FAILURES = 3
 # MLflow errors that a second try may not see (its other codes are the request's own fault).
 TRANSIENT_CODES = {"TEMPORARILY_UNAVAILABLE", "INTERNAL_ERROR", "REQUEST_LIMIT_EXCEEDED"}
 
@@ -110,9 +111,17 @@ def _wal_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
 
 def check_settings(settings: Mapping[str, Any]) -> None:
     """Check the ``tracking`` keys that bound a store's failures (``LinclsInputError``)."""
-    check_number("tracking.retry_seconds", settings.get("retry_seconds", 30.0), low=0, high=3600)
     check_number(
-        "tracking.max_store_failures", settings.get("max_store_failures", 3), low=1, integer=True
+        "tracking.retry_seconds",
+        settings.get("retry_seconds", DEFAULT_RETRY_SECONDS),
+        low=0,
+        high=3600,
+    )
+    check_number(
+        "tracking.max_store_failures",
+        settings.get("max_store_failures", DEFAULT_MAX_STORE_FAILURES),
+        low=1,
+        integer=True,
     )
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from lincls import progress, tracking
 from lincls.runner import execute, execute_deferred, refused_run
-from lincls.store import DEFAULT_RETRY_SECONDS, check_settings
+from lincls.store import DEFAULT_MAX_STORE_FAILURES, DEFAULT_RETRY_SECONDS, check_settings
 from lincls.tags import (
     HASH_TAG,
     HOST_TAG,
@@ -70,8 +70,8 @@ class SweepRecord:
     progress_file: str
     finished: tuple[str, ...] = ()  # config hashes of the study's FINISHED runs at the start
     varying: tuple[str, ...] = ()  # the override keys whose value differs between jobs
-    retry_seconds: float = 30.0  # how long a run waits for a store that does not answer
-    max_store_failures: int = 3  # runs in a row the store fails before the sweep stops
+    retry_seconds: float = DEFAULT_RETRY_SECONDS  # a run's wait for a store that does not answer
+    max_store_failures: int = DEFAULT_MAX_STORE_FAILURES  # runs in a row before the sweep stops
     path: str = ""  # where this record is: unique to the sweep (under its parent run's id)
 
     def save(self, path: Path) -> None:
@@ -197,7 +197,7 @@ def start_sweep(
         finished,
         tuple(varying),
         retry_seconds,
-        int(settings.get("max_store_failures", 3)),
+        int(settings.get("max_store_failures", DEFAULT_MAX_STORE_FAILURES)),
         str(record_path),
     )
     record.save(record_path)

@@ -78,3 +78,15 @@ def without_root_rights() -> list[str] | None:
     setpriv = shutil.which("setpriv")
     caps = "-dac_override,-dac_read_search"
     return [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}"] if setpriv else None
+
+
+@pytest.fixture
+def read_only_dir(tmp_path) -> tuple[Path, list[str]]:
+    """(a directory made read-only, the command prefix that makes it read-only to root too);
+    skips where setpriv is missing."""
+    prefix = without_root_rights()
+    if prefix is None:
+        pytest.skip("needs setpriv (util-linux) to drop root's rights")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    return locked, prefix

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, run_cli, without_root_rights
+from conftest import ROOT, run_cli
 
 from lincls.errors import LinclsInputError
 from lincls.registry import _size, available_memory, check_memory
@@ -72,12 +72,8 @@ def test_csv_labels_that_are_whole_numbers_stay_classes(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def test_an_unwritable_certificate_cache_is_one_line_and_no_run(tmp_path):
-    prefix = without_root_rights()
-    if prefix is None:
-        pytest.skip("needs setpriv (util-linux) to drop root's rights")
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o555)
+def test_an_unwritable_certificate_cache_is_one_line_and_no_run(tmp_path, read_only_dir):
+    locked, prefix = read_only_dir
     store = tmp_path / "store"
     done = subprocess.run(
         [*prefix, sys.executable, "-m", "experiments.run", "dataset.n=100",

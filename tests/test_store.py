@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from clusters import free_port, start, stop, wait_until
-from conftest import ROOT, run_cli, runs_of, without_root_rights
+from conftest import ROOT, run_cli, runs_of
 
 from lincls.errors import LinclsInputError
 from lincls.store import Budgeted, StoreError, check_uri
@@ -75,12 +75,8 @@ def test_store_budgets_out_of_range_are_one_line(override, field, tmp_path):
     assert runs_of(uri) == []
 
 
-def test_a_store_in_a_read_only_directory_is_one_line_naming_tracking_uri(tmp_path):
-    prefix = without_root_rights()
-    if prefix is None:
-        pytest.skip("needs setpriv (util-linux) to drop root's rights")
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o555)
+def test_a_store_in_a_read_only_directory_is_one_line_naming_tracking_uri(tmp_path, read_only_dir):
+    locked, prefix = read_only_dir
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.time()
     done = subprocess.run(

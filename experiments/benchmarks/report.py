@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from experiments.bench import Row
-from experiments.benchmarks.sweep import CURVES, _sweep
+from experiments.benchmarks.sweep import _sweep, as_logged
 
 RUNS = 10_000
 
@@ -31,13 +31,7 @@ def build_store(root: Path, runs: int, seed_configs: int = 40) -> tuple[str, str
     source = MlflowClient(tracking_uri=uri)
     client, experiment_id = tracking.open_experiment(uri)
     parent = children[0].data.tags["mlflow.parentRunId"]
-    templates = []
-    for run in children:
-        curves = {
-            key: [(m.step, m.value) for m in source.get_metric_history(run.info.run_id, key)]
-            for key in CURVES
-        }
-        templates.append((run.data.params, run.data.metrics, curves, run.data.tags))
+    templates = as_logged(children, source)
     for copy in range(runs - len(children)):
         params, metrics, curves, tags = templates[copy % len(templates)]
         name = f"{tags.get('mlflow.runName', 'run')} copy {copy}"

@@ -61,13 +61,7 @@ def _floor(store: Path, children: list, source) -> float:
 
     uri = f"sqlite:///{store / 'floor.db'}"
     client, experiment_id = tracking.open_experiment(uri, "floor")
-    payloads = []
-    for run in children:
-        curves = {
-            key: [(m.step, m.value) for m in source.get_metric_history(run.info.run_id, key)]
-            for key in CURVES
-        }
-        payloads.append((run.data.params, run.data.metrics, curves, run.data.tags))
+    payloads = as_logged(children, source)
     start = time.perf_counter()
     for params, metrics, curves, tags in payloads:
         run_id = tracking.start_run(client, experiment_id, tags.get("mlflow.runName"), tags)
@@ -77,6 +71,18 @@ def _floor(store: Path, children: list, source) -> float:
 
 
 CURVES = ("mistakes_per_pass", "cumulative_mistakes")
+
+
+def as_logged(children: list, source) -> list[tuple]:
+    """Each run as logged (read from client ``source``): (params, metrics, curves, tags)."""
+    payloads = []
+    for run in children:
+        curves = {
+            key: [(m.step, m.value) for m in source.get_metric_history(run.info.run_id, key)]
+            for key in CURVES
+        }
+        payloads.append((run.data.params, run.data.metrics, curves, run.data.tags))
+    return payloads
 
 
 def run(quick: bool = False) -> list[Row]:
