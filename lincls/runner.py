@@ -59,12 +59,11 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
     try:
         outcome = fit_and_evaluate(learner, dataset, plan)
         _describe(config, outcome)
-        tracking.write_run(
+        tracking.log_texts(client, run_id, outcome.artifacts)
+        tracking.finish_run(
             client, run_id, {**tracking.flatten(config), **outcome.params}, outcome.metrics,
             outcome.curves, outcome.tags, dataset_input(config, outcome),
         )  # fmt: skip
-        tracking.log_texts(client, run_id, outcome.artifacts)
-        tracking.end_run(client, run_id, "FINISHED")
     except tracking.StoreError:
         raise  # the store is not answering: writing the failure would wait out the budget again
     except BaseException as exc:

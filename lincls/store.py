@@ -155,6 +155,7 @@ class Budgeted:
         self.client = client
         self.uri = uri
         self.retry_seconds = float(retry_seconds)
+        self.rows: Any = None  # a SQLite store's writer of runs as rows (``lincls.sqlite_runs``)
 
     @property
     def _last_start(self) -> float:

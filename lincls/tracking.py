@@ -1,8 +1,10 @@
 """MLflow: where the store is, and one run written with one batched call.
 
 A run is created (RUNNING), then written with a single ``log_batch`` holding its params, metrics,
-curves and tags, then closed FINISHED; one call per metric point costs ~50× more on SQLite. A run
-that fails after it was created is closed FAILED with the error in the tag ``error``.
+curves and tags, then closed FINISHED (``finish_run``); one call per metric point costs ~50× more
+on SQLite. On a SQLite store these are MLflow's rows written with SQL (``sqlite_runs``): the
+creation in one transaction, the whole write and close in one more, ~15× cheaper than MLflow's
+ORM. A run that fails after it was created is closed FAILED with the error in the tag ``error``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
+from lincls.sqlite_runs import SqliteRuns
 from lincls.store import (
     DEFAULT_RETRY_SECONDS,
     Budgeted,
@@ -86,6 +89,7 @@ def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT, retry_seconds: flo
     use_wal(uri)
     with store_lock(uri):  # the second process to come finds the tables made and migrated
         client = Budgeted(MlflowClient(tracking_uri=uri), uri, budget)
+        client.rows = SqliteRuns.open(uri)  # made and migrated by MLflow by now
         experiment = client.get_experiment_by_name(name)
         if experiment is None:
             experiment_id = _create_experiment(client, uri, name)
@@ -245,11 +249,32 @@ def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
 _ARTIFACT_URIS: dict[str, str] = {}
 
 
+def _rows(client) -> SqliteRuns | None:
+    """The client's SQL writer of runs (``open_experiment`` gives one to a SQLite store's)."""
+    return getattr(client, "rows", None) if isinstance(client, Budgeted) else None
+
+
 def start_run(client, experiment_id: str, run_name: str | None, tags: Mapping[str, str]) -> str:
     """Create a RUNNING run and return its id."""
+    rows = _rows(client)
+    if rows is not None:
+        run_id, artifact_uri = client.call("create_run", rows.create, experiment_id, run_name, tags)
+        _ARTIFACT_URIS[run_id] = artifact_uri
+        return run_id
     run = client.create_run(experiment_id, run_name=run_name, tags=dict(tags))
     _ARTIFACT_URIS[run.info.run_id] = run.info.artifact_uri
     return run.info.run_id
+
+
+def _points(
+    metrics: Mapping[str, float], curves: Mapping[str, Iterable[tuple[int, float]]]
+) -> list[tuple[str, float, int, int]]:
+    """(name, value, timestamp, step) of every finite metric (step 0) and every curve point."""
+    now = int(time.time() * 1000)
+    points = [(k, float(v), now, 0) for k, v in metrics.items() if math.isfinite(float(v))]
+    for name, curve in curves.items():
+        points.extend((name, float(v), now, int(step)) for step, v in curve)
+    return points
 
 
 def write_run(
@@ -266,20 +291,40 @@ def write_run(
     ``dataset_input`` (``name``, ``digest``, ``source``, ``profile``) is logged as the run's MLflow
     dataset input, so the UI's Dataset column and the run page name the data.
     """
+    finish_run(client, run_id, params, metrics, curves, tags, dataset_input, status=None)
+
+
+def finish_run(
+    client,
+    run_id: str,
+    params: Mapping[str, str],
+    metrics: Mapping[str, float],
+    curves: Mapping[str, Iterable[tuple[int, float]]],
+    tags: Mapping[str, str],
+    dataset_input: Mapping[str, str] | None = None,
+    status: str | None = "FINISHED",
+) -> None:
+    """``write_run``, then close the run with ``status`` (None: leave it open); on a SQLite store
+    one transaction, so a run is never left half-written by a failure here."""
+    rows = _rows(client)
+    if rows is not None:
+        points = _points(metrics, curves)
+        client.call("log_batch", rows.finish, run_id, params, points, tags, dataset_input, status)
+        if status is not None:
+            _ARTIFACT_URIS.pop(run_id, None)
+        return
     from mlflow.entities import Metric, Param, RunTag
 
-    now = int(time.time() * 1000)
-    points = [Metric(k, float(v), now, 0) for k, v in metrics.items() if math.isfinite(float(v))]
-    for name, curve in curves.items():
-        points.extend(Metric(name, float(v), now, int(step)) for step, v in curve)
     client.log_batch(
         run_id,
-        metrics=points,
+        metrics=[Metric(*point) for point in _points(metrics, curves)],
         params=[Param(k, v) for k, v in params.items()],
         tags=[RunTag(k, str(v)) for k, v in tags.items()],
     )
     if dataset_input:
         log_dataset_input(client, run_id, dataset_input)
+    if status is not None:
+        end_run(client, run_id, status)
 
 
 def log_texts(client, run_id: str, texts: Mapping[str, str]) -> None:
@@ -309,6 +354,10 @@ def log_texts(client, run_id: str, texts: Mapping[str, str]) -> None:
 
 def log_dataset_input(client, run_id: str, dataset_input: Mapping[str, str]) -> None:
     """The run's training data as an MLflow dataset input (context ``train``)."""
+    rows = _rows(client)
+    if rows is not None:
+        client.call("log_inputs", rows.finish, run_id, dataset_input=dataset_input, status=None)
+        return
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
     entity = Dataset(
@@ -334,6 +383,10 @@ def log_dataset_input(client, run_id: str, dataset_input: Mapping[str, str]) -> 
 def end_run(client, run_id: str, status: str = "FINISHED") -> None:
     """Close a run with ``status`` (FINISHED, FAILED or KILLED)."""
     _ARTIFACT_URIS.pop(run_id, None)
+    rows = _rows(client)
+    if rows is not None:
+        client.call("set_terminated", rows.finish, run_id, status=status)
+        return
     client.set_terminated(run_id, status=status)
 
 
@@ -343,6 +396,10 @@ def fail_run(client, run_id: str, error: BaseException | str) -> None:
     message = message.strip()[:PARAM_VALUE_LIMIT]
     status = "KILLED" if isinstance(error, KeyboardInterrupt) else "FAILED"
     _ARTIFACT_URIS.pop(run_id, None)
+    rows = _rows(client)
+    if rows is not None:
+        client.call("set_terminated", rows.finish, run_id, tags={"error": message}, status=status)
+        return
     try:
         client.set_tag(run_id, "error", message)
     finally:
@@ -356,18 +413,18 @@ def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str
     if run_id is None:
         run_id = start_run(client, experiment_id, payload["run_name"], payload["tags"])
     written = bool(payload.get("inputs_written"))
+    finished = payload["status"] == "FINISHED"
     try:
-        write_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {},
-                  None if written else payload.get("dataset_input"))  # fmt: skip
         if not written:
             log_texts(client, run_id, payload.get("artifacts") or {})
+        finish_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {},
+                   None if written else payload.get("dataset_input"),
+                   "FINISHED" if finished else None)  # fmt: skip
     except StoreError:
         raise  # closing it would wait out the budget again; the next sweep closes it
     except BaseException:
         fail_run(client, run_id, str(payload.get("error") or "its write failed"))
         raise
-    if payload["status"] == "FINISHED":
-        end_run(client, run_id, "FINISHED")
-    else:
+    if not finished:
         fail_run(client, run_id, str(payload.get("error") or ""))
     return run_id

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.hyperplane",
         "lincls.evaluation",
     ),
-    ("lincls.store", "lincls.tracking", "lincls.tags", "lincls.describe"),
+    ("lincls.store", "lincls.sqlite_runs", "lincls.tracking", "lincls.tags", "lincls.describe"),
     ("lincls.runner", "lincls.sweeps", "lincls.progress"),
     ("experiments", "hydra_plugins"),
 ]

@@ -1,5 +1,5 @@
-"""What a run records: one batched write, each certificate's γ, R and D, the voted perceptron's
-test-error bound beside (never among) the mistake bounds."""
+"""What a run records: one write after its creation, each certificate's γ, R and D, the voted
+perceptron's test-error bound beside (never among) the mistake bounds."""
 
 from __future__ import annotations
 
@@ -12,12 +12,21 @@ from mlflow.tracking import MlflowClient
 
 from lincls import bounds, evaluation, measures, runner
 from lincls.geometry import certify, hinge_deficit
+from lincls.sqlite_runs import SqliteRuns
 
 WRITES = ("log_batch", "log_metric", "log_param", "log_dict", "log_text", "set_tag")
 
 
-def test_a_run_is_written_with_one_batched_call(store, monkeypatch, tmp_path):
+def test_a_run_is_written_with_one_transaction_after_its_creation(store, monkeypatch, tmp_path):
     calls: dict[str, int] = dict.fromkeys(WRITES, 0)
+    transactions = []
+    real_transaction = SqliteRuns.transaction
+
+    def counted_transaction(self):
+        transactions.append(self.path)
+        return real_transaction(self)
+
+    monkeypatch.setattr(SqliteRuns, "transaction", counted_transaction)
     for name in WRITES:
         real = getattr(MlflowClient, name)
 
@@ -34,7 +43,8 @@ def test_a_run_is_written_with_one_batched_call(store, monkeypatch, tmp_path):
     # and one file for each text artifact (here the learned hyperplane's margin histogram),
     # written straight into the run's local artifact directory, not through log_text
     assert list(outcome.artifacts) == ["hyperplane/margin_histogram.json"]
-    assert calls == {**dict.fromkeys(WRITES, 0), "log_batch": 1}
+    # a SQLite store's run is its rows: created in one transaction, written and closed in one
+    assert calls == dict.fromkeys(WRITES, 0) and len(transactions) == 2
     (run,) = runs_of(store)
     assert run.info.status == "FINISHED"
     client = MlflowClient(tracking_uri=store)
@@ -44,7 +54,7 @@ def test_a_run_is_written_with_one_batched_call(store, monkeypatch, tmp_path):
     local = client.download_artifacts(run.info.run_id, listed.path, str(tmp_path))
     text = outcome.artifacts["hyperplane/margin_histogram.json"]
     assert Path(local).read_text(encoding="utf-8") == text
-    # everything arrived through that one call: params, metrics, both curves, tags
+    # everything arrived through that one write: params, metrics, both curves, tags
     assert set(run.data.metrics) == set(outcome.metrics) | set(outcome.curves)
     assert run.data.params["learner.lr"] == "1.0" and run.data.params["dataset.n"] == "300"
     assert run.data.tags["bound_violated"] == outcome.tags["bound_violated"] == "false"

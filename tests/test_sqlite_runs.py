@@ -1,0 +1,186 @@
+"""Runs written as SQLite rows (``lincls.sqlite_runs``) are the rows MLflow's own store writes.
+
+Each case writes the same runs twice into two fresh stores — once through ``MlflowClient``
+(create_run, log_batch, log_inputs, set_terminated), once through ``SqliteRuns`` — and compares
+every table of the two files, row by row, with only the generated ids named alike.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunTag
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+from lincls.sqlite_runs import SqliteRuns, schema_matches
+
+T0, T1, TS = 1_700_000_000_000, 1_700_000_009_000, 1_700_000_005_000
+
+TAGS = {"lincls.role": "run", "mlflow.user": "ada", "note": "γ = 0.1 · ünïcode", "long": "t" * 9000}
+PARAMS = {"learner.name": "perceptron", "seed": "3", "long": "p" * 7000, "empty": ""}
+METRICS = [
+    ("mistakes", 12.0, TS, 0),
+    ("ratio", math.nan, TS, 0),
+    ("ratio", math.nan, TS, 0),  # the same NaN point twice: stored once
+    ("top", math.inf, TS, 0),
+    ("bottom", -math.inf, TS, 0),
+    ("curve", 1.0, TS, 0),
+    ("curve", 3.0, TS, 2),
+    ("curve", 2.0, TS, 1),
+    ("curve", 3.0, TS, 2),  # a duplicate point
+    ("curve", 0.5, TS + 1, 2),  # a later timestamp at the same step is the latest
+    ("tie", 5.0, TS, 1),
+    ("tie", 4.0, TS, 1),  # (step, timestamp) tie: the larger value is the latest
+    ("zero", 0.0, TS, 0),
+    ("zero", math.nan, TS, 0),  # NaN is stored as 0: a point of its own (is_nan), not latest
+]
+DATASET = {"name": "separable 100×5", "digest": "abc123", "source": '{"n": 100}',
+           "profile": '{"rows": 100}'}  # fmt: skip
+
+
+@pytest.fixture
+def stores(tmp_path, _migrated_store) -> tuple[str, str]:
+    """Two fresh stores with one experiment each (the same name and artifact location)."""
+    uris = []
+    for name in ("mlflow", "rows"):
+        path = tmp_path / name / "mlflow.db"
+        path.parent.mkdir()
+        shutil.copyfile(_migrated_store, path)
+        uri = f"sqlite:///{path}"
+        MlflowClient(uri).create_experiment("e", artifact_location=str(tmp_path / "artifacts"))
+        uris.append(uri)
+    return uris[0], uris[1]
+
+
+def _by_mlflow(uri: str, name: str, tags, params, metrics, final_tags, dataset, status) -> str:
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name("e").experiment_id
+    run_id = client.create_run(experiment_id, start_time=T0, tags=tags, run_name=name).info.run_id
+    client.log_batch(
+        run_id,
+        metrics=[Metric(k, v, t, s) for k, v, t, s in metrics],
+        params=[Param(k, v) for k, v in params.items()],
+        tags=[RunTag(k, v) for k, v in final_tags.items()],
+    )
+    if dataset:
+        entity = Dataset(dataset["name"], dataset["digest"], "code", dataset["source"],
+                         profile=dataset["profile"])  # fmt: skip
+        context = [InputTag("mlflow.data.context", "train")]
+        client.log_inputs(run_id, datasets=[DatasetInput(entity, tags=context)])
+    if status:
+        client.set_terminated(run_id, status=status, end_time=T1)
+    return run_id
+
+
+def _by_rows(uri: str, name: str, tags, params, metrics, final_tags, dataset, status) -> str:
+    writer = SqliteRuns.open(uri)
+    assert writer is not None
+    experiment_id = MlflowClient(uri).get_experiment_by_name("e").experiment_id
+    run_id, _ = writer.create(experiment_id, name, tags, start_time=T0)
+    writer.finish(run_id, params, metrics, final_tags, dataset, status, end_time=T1)
+    writer.close()
+    return run_id
+
+
+def _tables(uri: str, run_ids: list[str]) -> dict[str, list[tuple]]:
+    """Every table's rows, sorted; run ids, dataset and input uuids named alike in both stores."""
+    db = sqlite3.connect(uri[len("sqlite:///") :])
+    names = {run_id: f"run{k}" for k, run_id in enumerate(run_ids)}
+    for k, (uuid,) in enumerate(db.execute("SELECT dataset_uuid FROM datasets ORDER BY name")):
+        names[uuid] = f"dataset{k}"
+    for uuid, run_id in db.execute("SELECT input_uuid, destination_id FROM inputs"):
+        names[uuid] = f"input of {names[run_id]}"
+
+    def named(value):
+        if isinstance(value, str):
+            for uuid, name in names.items():
+                value = value.replace(uuid, name)
+        return value
+
+    tables = {}
+    for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        cursor = db.execute(f"SELECT * FROM {table}")
+        columns = [c[0] for c in cursor.description]
+        keep = [i for i, c in enumerate(columns) if c not in ("creation_time", "last_update_time")]
+        rows = [tuple(named(row[i]) for i in keep) for row in cursor]
+        tables[table] = sorted(rows, key=repr)
+    db.close()
+    return tables
+
+
+def _both(stores, *runs) -> tuple[dict, dict]:
+    mlflow_uri, rows_uri = stores
+    ids_mlflow = [_by_mlflow(mlflow_uri, *run) for run in runs]
+    ids_rows = [_by_rows(rows_uri, *run) for run in runs]
+    return _tables(mlflow_uri, ids_mlflow), _tables(rows_uri, ids_rows)
+
+
+def test_a_run_is_the_rows_mlflow_writes(stores):
+    ours, theirs = _both(
+        stores, ("r1", TAGS, PARAMS, METRICS, {"done": "yes"}, DATASET, "FINISHED")
+    )
+    assert ours == theirs
+    assert len(ours["metrics"]) == 12  # 14 points: the NaN and a curve point came twice
+    latest = {row[0]: row[1:5] for row in ours["latest_metrics"]}
+    assert latest["curve"] == (0.5, TS + 1, 2, 0)
+    assert latest["tie"] == (5.0, TS, 1, 0)
+    assert latest["zero"] == (0.0, TS, 0, 0)
+    assert latest["top"][0] == 1.7976931348623157e308
+    params = dict((row[0], row[1]) for row in ours["params"])
+    assert len(params["long"]) == 6000  # truncated as MLflow truncates
+    assert len({row[0]: row[1] for row in ours["tags"]}["long"]) == 9000  # kept at creation
+
+
+def test_runs_sharing_a_dataset_share_its_row(stores):
+    ours, theirs = _both(
+        stores,
+        ("r1", TAGS, PARAMS, METRICS[:3], {}, DATASET, "FINISHED"),
+        ("r2", {"a": "b"}, {"x": "1"}, METRICS[3:], {"mlflow.runName": "renamed"}, DATASET,
+         "FAILED"),
+        ("r3", {}, {}, [], {}, None, None),  # left RUNNING
+    )  # fmt: skip
+    assert ours == theirs
+    assert len(ours["datasets"]) == 1 and len(ours["inputs"]) == 2
+    assert sorted(row[1] for row in ours["runs"]) == ["r1", "r3", "renamed"]
+    assert sorted(row[6] for row in ours["runs"]) == ["FAILED", "FINISHED", "RUNNING"]
+
+
+def test_what_mlflow_refuses_is_refused_and_nothing_is_written(stores):
+    _, rows_uri = stores
+    writer = SqliteRuns.open(rows_uri)
+    experiment_id = MlflowClient(rows_uri).get_experiment_by_name("e").experiment_id
+    run_id, _ = writer.create(experiment_id, "r", {})
+    writer.finish(run_id, {"a": "1"}, status=None)
+    with pytest.raises(MlflowException, match="Changing param values is not allowed"):
+        writer.finish(run_id, {"b": "2", "a": "3"}, [("m", 1.0, TS, 0)])
+    with pytest.raises(MlflowException, match='Invalid value "x" for parameter \'metrics'):
+        writer.finish(run_id, {}, [("m", "x", TS, 0)])
+    with pytest.raises(MlflowException, match="different values"):
+        writer.create(experiment_id, "r", {"mlflow.runName": "s"})
+    tables = _tables(rows_uri, [run_id])
+    assert tables["params"] == [("a", "1", "run0")]  # the failed parts left nothing
+    assert tables["metrics"] == [] and tables["latest_metrics"] == []
+    assert [row[6] for row in tables["runs"]] == ["RUNNING"]
+    MlflowClient(rows_uri).delete_run(run_id)
+    with pytest.raises(MlflowException, match="must be in the 'active' state"):
+        writer.finish(run_id, {}, [])
+
+
+def test_a_store_of_another_schema_gets_no_writer(tmp_path, _migrated_store):
+    path = tmp_path / "mlflow.db"
+    shutil.copyfile(_migrated_store, path)
+    assert SqliteRuns.open(f"sqlite:///{path}") is not None
+    db = sqlite3.connect(path)
+    assert schema_matches(db)
+    db.execute("ALTER TABLE metrics ADD COLUMN dataset_uuid VARCHAR(36)")
+    db.commit()
+    db.close()
+    assert SqliteRuns.open(f"sqlite:///{path}") is None
+    assert SqliteRuns.open(f"sqlite:///{tmp_path / 'none.db'}") is None  # not made yet
+    assert SqliteRuns.open("http://127.0.0.1:5000") is None
+    assert not Path(tmp_path / "none.db").exists()
