@@ -9,9 +9,9 @@ the first job to its close after the last, so Python's start-up is not counted. 
 replays the same runs — each child's params, metrics and curves — into another fresh store with
 only the MLflow calls a run needs (create, one batched log, end): what no harness can beat.
 ratio = floor's seconds a run / ours (≥ 0.9 is the target for one worker); for two workers the
-ratio is against one worker (target ≥ 1.5). With one worker a sweep of 100 configs or more is
-measured in a worker process while the launching process writes (the lincls launcher's
-docstring); the floor writes in one process, on a store in the same (WAL) mode.
+ratio is against one worker (target ≥ 1.5). lincls writes a SQLite store's runs as MLflow's rows
+with SQL (``lincls.sqlite_runs``); the floor is MLflow's client calls, in one process, on a store
+in the same (WAL) mode.
 The slow section ``sweep10k`` times a 10,000-config sweep of this shape end to end.
 """
 
@@ -60,7 +60,8 @@ def _floor(store: Path, children: list, source) -> float:
     from lincls import tracking
 
     uri = f"sqlite:///{store / 'floor.db'}"
-    client, experiment_id = tracking.open_experiment(uri, "floor")
+    budgeted, experiment_id = tracking.open_experiment(uri, "floor")
+    client = budgeted.client  # MLflow's own client: MLflow's calls, not lincls's SQL rows
     payloads = as_logged(children, source)
     start = time.perf_counter()
     for params, metrics, curves, tags in payloads:

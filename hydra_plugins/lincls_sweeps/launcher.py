@@ -2,20 +2,22 @@
 
 What a job costs besides its work, measured on a 2-core machine: Hydra composes each job's
 config from the defaults list (~60 ms), writes three YAML files into a per-job ``.hydra/``
-directory and configures logging per job. The work itself (data, fit, bounds, one batched MLflow
-write) is ~40 ms for n = 1000, d = 20. So this launcher:
+directory and configures logging per job. The work itself (data, fit, bounds) is ~12 ms for
+n = 1000, d = 20, and writing its run ~2 ms on a SQLite store (``lincls.sqlite_runs``), ~30 ms
+through MLflow's calls. So this launcher:
 
-- composes once per distinct choice of config groups and derives every other job by applying
-  its value overrides to a copy, exactly as Hydra applies command-line overrides after
-  composition (``ConfigLoaderImpl._apply_overrides_to_config``), ~3 ms a job;
+- composes once per distinct choice of config groups and derives every other job from it by
+  copying its task part and applying the job's value overrides, exactly as Hydra applies
+  command-line overrides after composition (``JobComposer``), ~1 ms a job;
 - writes no per-job ``.hydra/`` output and sets up no per-job logging (the resolved config is
   logged to MLflow as the run's params; ``save_job_config: true`` writes ``config.yaml``);
 - with ``n_jobs > 1`` sends only the override lists to a loky process pool whose workers got
   the Hydra state once, at start-up (Hydra's joblib launcher pickles it again for every job);
-- with ``n_jobs: 1`` and a lincls sweep of at least ``WRITE_BEHIND_JOBS`` jobs, measures them in
-  one worker process while this process writes the runs it returns, so a run's store writes
-  (~30 ms) overlap the next run's measuring (~15 ms) instead of following it; a smaller sweep
-  runs in this process, where the worker's start-up (~2 s) would not pay off.
+- with ``n_jobs: 1`` and a lincls sweep of at least ``WRITE_BEHIND_JOBS`` jobs on a store written
+  through MLflow's calls (a server, PostgreSQL), measures them in one worker process while this
+  process writes the runs it returns, so a run's writes overlap the next run's measuring instead
+  of following it. Otherwise the jobs run in this process: a SQLite store's writes are too cheap
+  to pay for the worker's start-up (~3 s).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,23 +52,34 @@ class LinclsLauncherConf:
     save_job_config: bool = False  # write <sweep dir>/<job>/config.yaml for every job
 
 
+# Per config loader: each override line's parse and whether it is a plain value. Hydra's override
+# grammar costs ~0.5 ms a line, and a sweep's jobs repeat their lines.
+_PARSED: weakref.WeakKeyDictionary[Any, dict[str, tuple[Override, bool]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def split_group_overrides(
-    loader, overrides: Sequence[str], parser: OverridesParser | None = None
+    loader, overrides: Sequence[str]
 ) -> tuple[list[Override], list[Override]]:
     """(overrides that change the defaults list, plain value overrides) of one job."""
-    parser = parser or OverridesParser.create(config_loader=loader)
+    parsed = _PARSED.setdefault(loader, {})
     groups, values = [], []
-    for override in parser.parse_overrides(list(overrides)):
-        plain = not (override.is_delete() or override.is_add() or override.is_hydra_override())
-        if plain and not loader.repository.group_exists(override.key_or_group):
-            values.append(override)
-        else:
-            groups.append(override)
+    for line in overrides:
+        if line not in parsed:
+            (override,) = OverridesParser.create(config_loader=loader).parse_overrides([line])
+            plain = not (override.is_delete() or override.is_add() or override.is_hydra_override())
+            parsed[line] = (
+                override,
+                plain and not loader.repository.group_exists(override.key_or_group),
+            )
+        override, value = parsed[line]
+        (values if value else groups).append(override)
     return groups, values
 
 
-# Interpolations of the job directory's settings that do not depend on the job's task values.
-_JOB_DIR_INTERPOLATION = re.compile(r"\$\{(?:hydra[.:]|now:|oc\.env:)[^${}]*\}")
+# Interpolations in the hydra node that do not depend on a job's task values.
+_HYDRA_INTERPOLATION = re.compile(r"\$\{(?:hydra[.:]|now:|oc\.env:)[^${}]*\}")
 
 
 @dataclass
@@ -80,21 +94,20 @@ class _Base:
 class JobComposer:
     """Job configs from a master config: one composition per choice of config groups.
 
-    A job of a composition then costs a copy of its task part (~0.6 ms) with the job's value
+    A job of a composition then costs a copy of its task part (~1 ms) with the job's value
     overrides applied, as Hydra applies command-line overrides after composing
     (``ConfigLoaderImpl._apply_overrides_to_config``), and its few own ``hydra`` fields (overrides,
     number, id, override dirname, output dir) written into the ``HydraConfig`` of its
     composition. Copying the whole config and setting ``HydraConfig`` anew (twice, as the job's
-    output dir is an interpolation of the job's own fields) cost ~10 ms a job. A job directory
-    whose setting interpolates a task value (``hydra.sweep.subdir=${seed}``) differs in more
-    than those fields: those jobs are composed whole, as before.
+    output dir is an interpolation of the job's own fields) cost ~10 ms a job. A ``hydra`` node
+    that interpolates a task value (``hydra.sweep.subdir=${seed}``) differs between jobs in more
+    than those fields: the jobs of such a composition are composed whole, as before.
     """
 
     def __init__(self, loader, master: DictConfig, save_job_config: bool = False) -> None:
         self.loader = loader
         self.master = master
         self.save_job_config = save_job_config
-        self.parser = OverridesParser.create(config_loader=loader)
         self._bases: dict[tuple[str, ...], _Base] = {}
 
     def _base(self, groups: list[Override]) -> _Base:
@@ -102,23 +115,21 @@ class JobComposer:
         if key not in self._bases:
             config = self.loader.load_sweep_config(self.master, list(key))
             base = _Base(config)
-            sweep = OmegaConf.to_container(config.hydra.sweep, resolve=False)
-            settings = "".join(str(sweep.get(k) or "") for k in ("dir", "subdir"))
-            if settings.count("${") == len(_JOB_DIR_INTERPOLATION.findall(settings)):
+            settings = OmegaConf.to_yaml(config.hydra, resolve=False)
+            if settings.count("${") == len(_HYDRA_INTERPOLATION.findall(settings)):
                 base.task = task_config(config)
                 HydraConfig.instance().set_config(config)
                 base.hydra = HydraConfig.instance().cfg
+                base.hydra.hydra._set_parent(base.hydra)  # resolved in itself: the job's fields
             self._bases[key] = base
         return self._bases[key]
 
     def compose(self, overrides: Sequence[str], idx: int) -> DictConfig:
         """The config Hydra would compose for a job with ``overrides``, number ``idx``."""
-        groups, values = split_group_overrides(self.loader, overrides, self.parser)
+        groups, values = split_group_overrides(self.loader, overrides)
         config = copy.deepcopy(self._base(groups).config)
         ConfigLoaderImpl._apply_overrides_to_config(values, config)
-        with read_write(config.hydra), open_dict(config.hydra):
-            for key, value in self._job_fields(config, groups, values, overrides, idx).items():
-                OmegaConf.update(config.hydra, key, value, merge=False)
+        _set_fields(config.hydra, self._job_fields(config, groups, values, overrides, idx))
         OmegaConf.copy_cache(from_config=self.master, to_config=config)
         return config
 
@@ -140,24 +151,17 @@ class JobComposer:
     def job(self, overrides: Sequence[str], idx: int) -> tuple[DictConfig, Path]:
         """The task config of a job (as Hydra's ``run_job`` hands it to the task) and its
         output dir, with ``HydraConfig`` set to the job's ``hydra`` node."""
-        groups, values = split_group_overrides(self.loader, overrides, self.parser)
+        groups, values = split_group_overrides(self.loader, overrides)
         base = self._base(groups)
         if base.task is None:
             return self._composed_job(overrides, idx)
         task_cfg = copy.deepcopy(base.task)
         ConfigLoaderImpl._apply_overrides_to_config(values, task_cfg)
         OmegaConf.copy_cache(from_config=self.master, to_config=task_cfg)
-        fields = self._job_fields(base.config, groups, values, overrides, idx)
-        # the job dir is resolved in the composed config: its hydra node gets the fields first
-        for node in (base.config.hydra, base.hydra.hydra):
-            with read_write(node), open_dict(node):
-                for key, value in fields.items():
-                    OmegaConf.update(node, key, value, merge=False)
-        sweep = base.config.hydra.sweep
-        job_dir = (Path(str(sweep.dir)) / str(sweep.subdir)).resolve()
-        for node in (base.config.hydra, base.hydra.hydra):
-            with read_write(node.runtime), open_dict(node.runtime):
-                node.runtime.output_dir = str(job_dir)
+        hydra = base.hydra.hydra
+        _set_fields(hydra, self._job_fields(base.config, groups, values, overrides, idx))
+        job_dir = (Path(str(hydra.sweep.dir)) / str(hydra.sweep.subdir)).resolve()
+        _set_fields(hydra, {"runtime.output_dir": str(job_dir)})
         HydraConfig.instance().cfg = base.hydra
         return task_cfg, job_dir
 
@@ -169,6 +173,16 @@ class JobComposer:
             config.hydra.runtime.output_dir = str(job_dir)
         HydraConfig.instance().set_config(config)
         return task_config(config), job_dir
+
+
+def _set_fields(hydra: DictConfig, fields: dict[str, Any]) -> None:
+    """Set ``hydra``'s fields (``section.key``) though it is read-only."""
+    with read_write(hydra):
+        for dotted, value in fields.items():
+            section, key = dotted.split(".")
+            node = hydra[section]
+            with open_dict(node):
+                node[key] = value
 
 
 def task_config(config: DictConfig) -> DictConfig:
@@ -256,6 +270,14 @@ def _quiet_resource_tracker() -> None:
         os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [given, TRACKER_WARNINGS]))
 
 
+def _cheap_writes(record) -> bool:
+    """Whether the sweep's store writes its runs as rows (``lincls.sqlite_runs``, ~2 ms a run)."""
+    from lincls import tracking
+
+    client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
+    return getattr(client, "rows", None) is not None
+
+
 class LinclsLauncher(Launcher):
     """Runs a sweep's jobs (module docstring)."""
 
@@ -282,8 +304,9 @@ class LinclsLauncher(Launcher):
         setup_globals()
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         jobs = [(list(o), initial_job_idx + k) for k, o in enumerate(job_overrides)]
+        record = sweeps.current_sweep()
         in_process = self.n_jobs == 1 and (
-            len(jobs) < WRITE_BEHIND_JOBS or sweeps.current_sweep() is None
+            len(jobs) < WRITE_BEHIND_JOBS or record is None or _cheap_writes(record)
         )
         if in_process or len(jobs) == 1:
             composer = JobComposer(

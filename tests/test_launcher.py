@@ -1,0 +1,74 @@
+"""The lincls launcher's jobs are the jobs Hydra would make: the same task config, the same
+``HydraConfig`` fields and output dir, whether a job is derived from its composition (the fast
+path) or composed whole (a ``hydra`` node that interpolates a task value)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CONF
+from hydra import initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import OmegaConf, open_dict, read_write
+
+from hydra_plugins.lincls_sweeps.launcher import JobComposer, task_config
+
+JOBS = [
+    ["learner=perceptron", "seed=3", "+note=${hydra:job.id}"],
+    ["learner=averaged_perceptron", "seed=3", "+note=${hydra:job.id}"],
+    ["learner=perceptron", "seed=4", "dataset.n=50", "+note=${hydra:job.id}"],
+    ["learner=perceptron", "seed=5", "+note=${hydra:job.id}"],
+]
+FIELDS = ("overrides.task", "job.num", "job.id", "job.override_dirname", "runtime.output_dir")
+
+
+def _hydras_job(loader, master, overrides: list[str], idx: int):
+    """What Hydra's basic launcher and ``run_job`` make of a job: (task config, fields, dir)."""
+    config = loader.load_sweep_config(master, list(overrides))
+    with open_dict(config):
+        config.hydra.job.id = f"{config.hydra.job.name}_{idx}"
+        config.hydra.job.num = idx
+    HydraConfig.instance().set_config(config)
+    job_dir = Path(str(config.hydra.sweep.dir)) / str(config.hydra.sweep.subdir)
+    with read_write(config.hydra.runtime), open_dict(config.hydra.runtime):
+        config.hydra.runtime.output_dir = str(job_dir.resolve())
+    HydraConfig.instance().set_config(config)
+    return _seen(task_config(config)), job_dir.resolve()
+
+
+def _seen(task) -> tuple[dict, dict]:
+    """The task config resolved, and the job's fields as the task reads them (HydraConfig)."""
+    hydra = HydraConfig.get()
+    fields = {f: OmegaConf.to_container(OmegaConf.create({"v": OmegaConf.select(hydra, f)}))["v"]
+              for f in FIELDS}  # fmt: skip
+    return OmegaConf.to_container(task, resolve=True), fields
+
+
+@pytest.mark.parametrize(("subdir", "fast"), [(None, True), ("${seed}_${hydra.job.num}", False)])
+def test_a_jobs_config_fields_and_dir_are_hydras(tmp_path, subdir, fast):
+    GlobalHydra.instance().clear()
+    overrides = [f"hydra.sweep.dir={tmp_path}"]
+    if subdir:
+        overrides.append(f"hydra.sweep.subdir={subdir}")
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        hydra = GlobalHydra.instance().hydra
+        master = hydra.compose_config(
+            "config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False
+        )
+        composer = JobComposer(hydra.config_loader, master)
+        for idx, job in enumerate(JOBS * 2):  # compositions reused, alternating
+            task, job_dir = composer.job(job, idx)
+            ours = _seen(task)
+            theirs, their_dir = _hydras_job(hydra.config_loader, master, job, idx)
+            assert ours == theirs and job_dir == their_dir
+            config, fields = ours
+            assert fields["job.num"] == idx and fields["overrides.task"] == job
+            assert config["note"] == fields["job.id"] == f"{HydraConfig.get().job.name}_{idx}"
+            assert config["seed"] == int(job[1].split("=")[1])
+            expected = f"{config['seed']}_{idx}" if subdir else str(idx)
+            assert job_dir == tmp_path / expected
+        assert all((b.task is not None) == fast for b in composer._bases.values())
+        assert len(composer._bases) == 2  # one composition per learner
