@@ -80,7 +80,9 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
 
 
 def execute_deferred(
-    config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = None
+    config: Mapping[str, Any],
+    extra_tags: Mapping[str, str] | None = None,
+    experiment_id: str | None = None,
 ) -> dict[str, Any]:
     """One run measured but not written: what ``tracking.write_payload`` needs to log it.
 
@@ -111,20 +113,24 @@ def execute_deferred(
     payload["params"].update(outcome.params)
     payload["tags"] = {**tags, **outcome.tags}
     payload["dataset_input"] = dataset_input(config, outcome)
-    open_measured_run(config, payload)
+    open_measured_run(config, payload, experiment_id)
     return payload
 
 
-def open_measured_run(config: Mapping[str, Any], payload: dict[str, Any]) -> None:
+def open_measured_run(
+    config: Mapping[str, Any], payload: dict[str, Any], experiment_id: str | None = None
+) -> None:
     """Create the run of a measured ``payload`` and write its dataset input and text artifacts;
     ``payload`` gets ``run_id`` (and ``inputs_written``) for ``tracking.write_payload`` to finish
-    it. A store that fails here leaves the rest to the launching process, which tries again."""
+    it. A store that fails here leaves the rest to the launching process, which tries again.
+    ``experiment_id``: the sweep's, as the launching process opened it."""
     settings = config.get("tracking") or {}
     try:
         client, experiment_id = tracking.open_experiment(
             tracking.resolve_tracking_uri(settings.get("uri")),
             settings.get("experiment") or tracking.DEFAULT_EXPERIMENT,
             settings.get("retry_seconds"),
+            experiment_id,
         )
         payload["run_id"] = tracking.start_run(
             client, experiment_id, payload["run_name"], payload["tags"]

@@ -151,11 +151,25 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
 class Budgeted:
     """An MLflow client whose calls retry transient failures for at most ``retry_seconds``."""
 
-    def __init__(self, client: Any, uri: str, retry_seconds: float = DEFAULT_RETRY_SECONDS):
-        self.client = client
+    def __init__(
+        self,
+        client: Any,
+        uri: str,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+        make: Callable[[], Any] | None = None,
+    ):
+        self._client = client  # None: ``make`` makes it on first use
+        self._make = make
         self.uri = uri
         self.retry_seconds = float(retry_seconds)
         self.rows: Any = None  # a SQLite store's writer of runs as rows (``lincls.sqlite_runs``)
+
+    @property
+    def client(self) -> Any:
+        """The MLflow client (made on first use when it was given as ``make``)."""
+        if self._client is None and self._make is not None:
+            self._client = self._make()
+        return self._client
 
     @property
     def _last_start(self) -> float:

@@ -293,14 +293,14 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
     if skip and config_hash(config) in record.finished:
         outcome["status"] = "skipped"
     elif DEFERRED:
-        payload = execute_deferred(config, tags)
+        payload = execute_deferred(config, tags, record.experiment_id)
         outcome.update(payload=payload, error=payload["error"])
         outcome.update(_result(payload["metrics"], payload["tags"]))
         outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"
         return outcome  # the launching process writes it and reports progress
     else:
         client, experiment_id = tracking.open_experiment(
-            record.tracking_uri, record.experiment, record.retry_seconds
+            record.tracking_uri, record.experiment, record.retry_seconds, record.experiment_id
         )
         try:
             done = execute(config, extra_tags=tags)

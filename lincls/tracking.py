@@ -66,27 +66,40 @@ def artifact_root(uri: str) -> str | None:
 _OPENED: dict[tuple[str, str], tuple[Any, str]] = {}
 
 
-def open_experiment(uri: str, name: str = DEFAULT_EXPERIMENT, retry_seconds: float | None = None):
+def open_experiment(
+    uri: str,
+    name: str = DEFAULT_EXPERIMENT,
+    retry_seconds: float | None = None,
+    experiment_id: str | None = None,
+):
     """A client of the store at ``uri`` and the id of experiment ``name`` (created if missing).
 
     The URI is checked first (``LinclsInputError`` naming ``tracking.uri``); a SQLite store is
     created and migrated under a cross-process lock and written in WAL mode (``store.use_wal``).
     The client retries a store that does not answer for at most ``retry_seconds`` a call
     (``store.Budgeted``), then raises ``StoreError``. Kept per process: a sweep's jobs would
-    otherwise look the experiment up twice a run.
+    otherwise look the experiment up twice a run. A sweep's job passes the ``experiment_id`` the
+    launching process opened: on a SQLite store written as rows, MLflow's client (whose schema
+    check costs ~1 s) is then made only if a call needs it.
     """
     key = (uri, name)
     if key in _OPENED:
-        client, experiment_id = _OPENED[key]
+        client, known = _OPENED[key]
         if retry_seconds is not None:
             client.retry_seconds = float(retry_seconds)
-        return client, experiment_id
+        return client, known
     from mlflow.tracking import MlflowClient
 
     check_uri(uri)
     budget = DEFAULT_RETRY_SECONDS if retry_seconds is None else float(retry_seconds)
     configure_http(budget)
     use_wal(uri)
+    rows = SqliteRuns.open(uri) if experiment_id is not None else None
+    if rows is not None:
+        client = Budgeted(None, uri, budget, functools.partial(MlflowClient, tracking_uri=uri))
+        client.rows = rows
+        _OPENED[key] = (client, str(experiment_id))
+        return _OPENED[key]
     with store_lock(uri):  # the second process to come finds the tables made and migrated
         client = Budgeted(MlflowClient(tracking_uri=uri), uri, budget)
         client.rows = SqliteRuns.open(uri)  # made and migrated by MLflow by now
