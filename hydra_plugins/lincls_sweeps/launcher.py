@@ -13,11 +13,12 @@ through MLflow's calls. So this launcher:
   logged to MLflow as the run's params; ``save_job_config: true`` writes ``config.yaml``);
 - with ``n_jobs > 1`` sends only the override lists to a loky process pool whose workers got
   the Hydra state once, at start-up (Hydra's joblib launcher pickles it again for every job);
-- with ``n_jobs: 1`` and a lincls sweep of at least ``WRITE_BEHIND_JOBS`` jobs on a store written
-  through MLflow's calls (a server, PostgreSQL), measures them in one worker process while this
-  process writes the runs it returns, so a run's writes overlap the next run's measuring instead
-  of following it. Otherwise the jobs run in this process: a SQLite store's writes are too cheap
-  to pay for the worker's start-up (~3 s).
+  the workers write their runs, and this process counts them as they come back;
+- on a store written through MLflow's calls (a server, PostgreSQL) the workers of a lincls
+  sweep only measure their runs and this process writes them, so a run's writes overlap the next
+  run's measuring instead of following it; with ``n_jobs: 1`` this takes one worker, for a
+  sweep of at least ``WRITE_BEHIND_JOBS`` jobs. Otherwise ``n_jobs: 1`` runs the jobs in this
+  process: a SQLite store's writes are too cheap to pay for a worker's start-up (~3 s).
 """
 
 from __future__ import annotations
@@ -227,11 +228,8 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(state: dict[str, Any]) -> None:
     import signal
 
-    from lincls import sweeps
-
     # Ctrl-C is the launching process's to handle: it stops the pool and says what finished
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sweeps.DEFERRED = state["defer"]
     setup_globals()
     Singleton.set_state(state["singletons"])
     composer = JobComposer(
@@ -240,7 +238,17 @@ def _init_worker(state: dict[str, Any]) -> None:
     _WORKER.update(composer=composer, task_function=state["task_function"])
 
 
-def _run_in_worker(overrides: list[str], idx: int) -> JobReturn:
+def _ready() -> None:
+    """A worker's first task: none (starting, it ran ``_init_worker``)."""
+
+
+def _run_in_worker(overrides: list[str], idx: int, sweep: dict[str, Any]) -> JobReturn:
+    from lincls import sweeps
+
+    # the workers may have started before the sweep's record existed (``start_workers``)
+    if sweep["record"] is not None:
+        os.environ[sweeps.SWEEP_ENV] = sweep["record"]
+    sweeps.POOLED, sweeps.DEFERRED = sweep["pooled"], sweep["defer"]
     ret = run_one(_WORKER["composer"], _WORKER["task_function"], overrides, idx)
     if ret.status == JobStatus.FAILED and not _picklable(ret._return_value):
         ret.return_value = RuntimeError(repr(ret._return_value))
@@ -287,6 +295,7 @@ class LinclsLauncher(Launcher):
         self.config: DictConfig | None = None
         self.task_function: TaskFunction | None = None
         self.hydra_context: HydraContext | None = None
+        self._executor: Any = None  # the pool, once started
 
     def setup(
         self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
@@ -323,14 +332,18 @@ class LinclsLauncher(Launcher):
                 HydraConfig.instance().cfg = saved
         return self._launch_pool(jobs)
 
-    def _launch_pool(self, jobs: list[tuple[list[str], int]]) -> list[JobReturn]:
-        from concurrent.futures import as_completed
+    def _workers(self, jobs: int) -> int:
+        return min(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, jobs)
 
+    def start_workers(self, jobs: int) -> None:
+        """Start the pool of a sweep of ``jobs`` jobs now, before the sweep opens the store, so
+        that the workers' start-up (~3 s of imports and Hydra state each) overlaps it; ``launch``
+        then finds them ready. Nothing for ``n_jobs: 1`` or a single job."""
+        if self.n_jobs != 1 and jobs > 1 and self._executor is None:
+            self._start_pool(self._workers(jobs))
+
+    def _start_pool(self, workers: int) -> None:
         from joblib.externals.loky import get_reusable_executor
-
-        from lincls import sweeps
-
-        record = sweeps.current_sweep()
 
         state = {
             "singletons": Singleton.get_state(),
@@ -338,14 +351,35 @@ class LinclsLauncher(Launcher):
             "config": self.config,
             "task_function": self.task_function,
             "save_job_config": self.save_job_config,
-            "defer": record is not None,
         }
-        workers = min(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, len(jobs))
         _quiet_resource_tracker()
-        executor = get_reusable_executor(
+        self._executor = get_reusable_executor(
             max_workers=workers, initializer=_init_worker, initargs=(state,), reuse=False
         )
-        futures = {executor.submit(_run_in_worker, o, i): k for k, (o, i) in enumerate(jobs)}
+        for _ in range(workers):
+            self._executor.submit(_ready)
+
+    def stop_workers(self) -> None:
+        """Stop the pool at once (its workers dead when this returns)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, kill_workers=True)
+            self._executor = None
+
+    def _launch_pool(self, jobs: list[tuple[list[str], int]]) -> list[JobReturn]:
+        from concurrent.futures import as_completed
+
+        from lincls import sweeps
+
+        record = sweeps.current_sweep()
+        sweep = {
+            "record": None if record is None else record.path,
+            "pooled": record is not None,
+            "defer": record is not None and not _cheap_writes(record),
+        }
+        if self._executor is None:
+            self._start_pool(self._workers(len(jobs)))
+        executor, self._executor = self._executor, None
+        futures = {executor.submit(_run_in_worker, o, i, sweep): k for k, (o, i) in enumerate(jobs)}
         try:
             returns: list[JobReturn | None] = [None] * len(jobs)
             for future in as_completed(futures):
@@ -357,7 +391,7 @@ class LinclsLauncher(Launcher):
                     sweeps.write_deferred(record, outcome)
                     sweeps.report_progress(record, outcome, " ".join(ret.overrides or ()))
                     sweeps.count_store_failure(record, outcome)
-            executor.shutdown(wait=True)
+            executor.shutdown(wait=False)  # idle: they exit while the sweep closes its parent
             return returns
         except BaseException:  # stopped (store down, Ctrl-C): the jobs not started never start
             executor.shutdown(wait=True, kill_workers=True)  # dead before the sweep closes its runs

@@ -101,23 +101,19 @@ class LinclsSweeper(Sweeper):
         configs failed or the store stopped answering; 130 with one line on Ctrl-C.
         """
         from lincls import sweeps
-        from lincls.errors import LinclsInputError
 
         jobs = self.jobs(list(arguments))
-        self._validate(jobs)
-        sweep_dir = Path(str(self.config.hydra.sweep.dir))
-        # tracking settings may be swept too, but one sweep writes to one store: the first job's
-        first = self.hydra_context.config_loader.load_sweep_config(self.config, list(jobs[0]))
-        with open_dict(first):
-            del first["hydra"]
-        task_config = OmegaConf.to_container(first, resolve=True)
+        # a pool's workers start now: their start-up overlaps the checks and the store's opening
+        start_workers = getattr(self.launcher, "start_workers", None)
+        if start_workers is not None:
+            start_workers(len(jobs))
         try:
-            record = sweeps.start_sweep(
-                task_config, len(jobs), sweep_dir, list(arguments), sweeps.varying_keys(jobs)
-            )
-        except (LinclsInputError, sweeps.tracking.StoreError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            sys.exit(2 if isinstance(exc, LinclsInputError) else 1)
+            record = self._start(jobs, arguments)
+        except BaseException:
+            stop_workers = getattr(self.launcher, "stop_workers", None)
+            if stop_workers is not None:
+                stop_workers()
+            raise
         print(
             f"[lincls] sweep {record.study}: {len(jobs)} jobs, parent run "
             f"{record.parent_run_id}, store {record.tracking_uri}",
@@ -175,6 +171,27 @@ class LinclsSweeper(Sweeper):
                 print(f"  {overrides}: {error}", file=sys.stderr)
             sys.exit(1)
         return returns
+
+    def _start(self, jobs: list[list[str]], arguments: list[str]) -> Any:
+        """Check the jobs, open the store, make the parent run: the sweep's record. Bad input
+        exits 2 with one line, a store that does not answer exits 1."""
+        from lincls import sweeps
+        from lincls.errors import LinclsInputError
+
+        self._validate(jobs)
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        # tracking settings may be swept too, but one sweep writes to one store: the first job's
+        first = self.hydra_context.config_loader.load_sweep_config(self.config, list(jobs[0]))
+        with open_dict(first):
+            del first["hydra"]
+        task_config = OmegaConf.to_container(first, resolve=True)
+        try:
+            return sweeps.start_sweep(
+                task_config, len(jobs), sweep_dir, list(arguments), sweeps.varying_keys(jobs)
+            )
+        except (LinclsInputError, sweeps.tracking.StoreError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2 if isinstance(exc, LinclsInputError) else 1)
 
     def _resume(self, arguments: list[str]) -> str:
         """The command that runs this sweep again, skipping the configs already FINISHED."""
