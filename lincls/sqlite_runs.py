@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -89,6 +90,7 @@ class SqliteRuns:
         self.timeout = float(timeout)
         self.wal = wal
         self._connections: dict[int, sqlite3.Connection] = {}
+        self._lock = threading.RLock()  # one transaction at a time on the shared connection
 
     @classmethod
     def open(cls, uri: str, timeout: float = 5.0) -> SqliteRuns | None:
@@ -134,14 +136,16 @@ class SqliteRuns:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back whole on any failure."""
-        connection = self.connection()
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        connection.execute("COMMIT")
+        with self._lock:
+            connection = self.connection()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield connection
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:  # a failed COMMIT leaves it open too
+                    connection.execute("ROLLBACK")
+                raise
 
     def create(
         self,
