@@ -184,3 +184,23 @@ def test_a_store_of_another_schema_gets_no_writer(tmp_path, _migrated_store):
     assert SqliteRuns.open(f"sqlite:///{tmp_path / 'none.db'}") is None  # not made yet
     assert SqliteRuns.open("http://127.0.0.1:5000") is None
     assert not Path(tmp_path / "none.db").exists()
+
+
+def test_a_locked_store_fails_the_write_whole_and_transiently(stores):
+    from lincls.store import transient
+
+    _, rows_uri = stores
+    path = rows_uri[len("sqlite:///") :]
+    experiment_id = MlflowClient(rows_uri).get_experiment_by_name("e").experiment_id
+    writer = SqliteRuns(path, timeout=0.2)
+    run_id, _ = writer.create(experiment_id, "r", {})
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing
+    with pytest.raises(sqlite3.OperationalError, match="locked") as locked:
+        writer.finish(run_id, {"a": "1"}, [("m", 1.0, TS, 0)])
+    assert transient(locked.value)  # the client's budget retries it
+    holder.execute("ROLLBACK")
+    writer.finish(run_id, {"a": "1"}, [("m", 1.0, TS, 0)])  # the connection is usable again
+    tables = _tables(rows_uri, [run_id])
+    assert tables["params"] == [("a", "1", "run0")]
+    assert [row[6] for row in tables["runs"]] == ["FINISHED"]
