@@ -7,16 +7,18 @@ lincls launcher in one process and with a pool of 2 workers, and (for comparison
 configs) Hydra's joblib launcher. A sweep's time is its parent run's, from its creation before
 the first job to its close after the last, so Python's start-up is not counted. The floor
 replays the same runs — each child's params, metrics and curves — into another fresh store with
-only the MLflow calls a run needs (create, one batched log, end): what no harness can beat.
-ratio = floor's seconds a run / ours (≥ 0.9 is the target for one worker); for two workers the
-ratio is against one worker (target ≥ 1.5). lincls writes a SQLite store's runs as MLflow's rows
-with SQL (``lincls.sqlite_runs``); the floor is MLflow's client calls, in one process, on a store
-in the same (WAL) mode.
+only the MLflow calls a run needs (create, one batched log, end), twice, and keeps the faster:
+what a harness writing through MLflow's client cannot beat. ratio = floor's seconds a run / ours
+(≥ 0.9 is the target for one worker); for two workers the ratio is against one worker (target
+≥ 1.5). lincls writes a SQLite store's runs as MLflow's rows with SQL (``lincls.sqlite_runs``),
+which is how a sweep, measuring as well as writing, beats the floor; the floor is MLflow's client
+calls, in one process, on a store in the same (WAL) mode.
 The slow section ``sweep10k`` times a 10,000-config sweep of this shape end to end.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -55,20 +57,25 @@ def _sweep(store: Path, configs: int, launcher: list[str]) -> tuple[float, list]
     return seconds, children
 
 
-def _floor(store: Path, children: list, source) -> float:
-    """Seconds to write the same runs (read from client ``source``) with only the run's calls."""
+def _floor(store: Path, children: list, source, trials: int = 2) -> float:
+    """Seconds to write the same runs (read from client ``source``) with only the run's calls:
+    the faster of ``trials`` replays, each into a fresh store (a replay's time varies by ~1.5×
+    with the machine's state; the faster one is the floor's best, against which ours is put)."""
     from lincls import tracking
 
-    uri = f"sqlite:///{store / 'floor.db'}"
-    budgeted, experiment_id = tracking.open_experiment(uri, "floor")
-    client = budgeted.client  # MLflow's own client: MLflow's calls, not lincls's SQL rows
     payloads = as_logged(children, source)
-    start = time.perf_counter()
-    for params, metrics, curves, tags in payloads:
-        run_id = tracking.start_run(client, experiment_id, tags.get("mlflow.runName"), tags)
-        tracking.write_run(client, run_id, params, metrics, curves, {})
-        tracking.end_run(client, run_id, "FINISHED")
-    return time.perf_counter() - start
+    best = math.inf
+    for trial in range(trials):
+        uri = f"sqlite:///{store / f'floor{trial}.db'}"
+        budgeted, experiment_id = tracking.open_experiment(uri, "floor")
+        client = budgeted.client  # MLflow's own client: MLflow's calls, not lincls's SQL rows
+        start = time.perf_counter()
+        for params, metrics, curves, tags in payloads:
+            run_id = tracking.start_run(client, experiment_id, tags.get("mlflow.runName"), tags)
+            tracking.write_run(client, run_id, params, metrics, curves, {})
+            tracking.end_run(client, run_id, "FINISHED")
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 CURVES = ("mistakes_per_pass", "cumulative_mistakes")
