@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from clusters import free_port, start, stop, wait_until
 from conftest import ROOT, run_cli, runs_of
+from mlflow.tracking import MlflowClient
 
 from lincls.errors import LinclsInputError
 from lincls.store import Budgeted, StoreError, check_uri
@@ -246,6 +247,39 @@ def test_a_dying_server_stops_the_sweep_in_two_minutes_and_a_rerun_completes_it(
     finished = Counter(int(r.data.params["seed"]) for r in children if r.info.status == "FINISHED")
     assert finished == dict.fromkeys(range(30), 1)
     assert not [r for r in runs if r.info.status == "RUNNING"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_pool_on_a_server_store_has_its_runs_written_by_the_launching_process(tmp_path):
+    """A store written through MLflow's calls: the workers measure, the launching process writes
+    (tracking.write_payload); every run whole, each dataset input and artifact there."""
+    port = free_port()
+    uri = f"http://127.0.0.1:{port}"
+    server = _server(tmp_path, port)
+    try:
+        sweep = _sweep(tmp_path, uri, "range(0,6)", ["hydra.launcher.n_jobs=2", "passes=0"])
+        _, err = sweep.communicate(timeout=600)
+        assert sweep.returncode == 1, err[-3000:]  # passes=0 is refused: six FAILED runs
+        sweep = _sweep(tmp_path, uri, "range(0,6)", ["hydra.launcher.n_jobs=2"])
+        _, err = sweep.communicate(timeout=600)
+        assert sweep.returncode == 0, err[-3000:]
+        runs = runs_of(uri)
+        client = MlflowClient(uri)
+        children = [r for r in runs if r.data.tags.get("lincls.role") == "run"]
+        statuses = Counter(r.info.status for r in children)
+        assert statuses == {"FAILED": 6, "FINISHED": 6}
+        for run in children:
+            if run.info.status == "FAILED":
+                assert "passes" in run.data.tags["error"]
+                continue
+            assert run.data.metrics["mistakes"] >= 0 and "bound.tightest" in run.data.metrics
+            assert run.data.params["dataset.n"] == "200"
+            assert [d.dataset.digest for d in run.inputs.dataset_inputs] != []
+            assert len(client.get_metric_history(run.info.run_id, "cumulative_mistakes")) > 1
+            assert [a.path for a in client.list_artifacts(run.info.run_id)] == ["hyperplane"]
+    finally:
+        stop(server)
 
 
 # --- Ctrl-C -------------------------------------------------------------------------------
