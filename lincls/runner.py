@@ -68,7 +68,7 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
         raise  # the store is not answering: writing the failure would wait out the budget again
     except BaseException as exc:
         try:  # a failed run still says what it ran: its config as params
-            tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})
+            tracking.finish_run(client, run_id, tracking.flatten(config), {}, {}, {}, status=None)
         except Exception:  # the params were written already (the failure came after)
             pass
         tracking.fail_run(client, run_id, exc)
@@ -147,6 +147,6 @@ def refused_run(client, experiment_id: str, config, tags: Mapping[str, str], err
     """A FAILED run for a config refused before it ran: its params and the error."""
     tags = run_tags(config, tags)
     run_id = tracking.start_run(client, experiment_id, run_name_of(config, tags), tags)
-    tracking.write_run(client, run_id, tracking.flatten(config), {}, {}, {})
+    tracking.finish_run(client, run_id, tracking.flatten(config), {}, {}, {}, status=None)
     tracking.fail_run(client, run_id, error)
     return run_id

@@ -26,6 +26,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from lincls.paths import sqlite_path
 
@@ -340,12 +341,10 @@ def _upsert_tags(db: sqlite3.Connection, run_id: str, tags: list[tuple[str, str]
         db.execute("UPDATE runs SET name = ? WHERE run_uuid = ?", (final[RUN_NAME_TAG], run_id))
 
 
-def _insert_input(
-    db: sqlite3.Connection, experiment_id: int, run_id: str, dataset: Mapping[str, str]
-) -> None:
-    """The dataset (one row per experiment, name and digest) and its edge to the run."""
+def training_input(dataset: Mapping[str, str]) -> Any:
+    """A run's data as MLflow's ``DatasetInput`` (source type ``code``, context ``train``) from
+    its ``name``, ``digest``, ``source`` and ``profile``."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
-    from mlflow.utils.validation import _validate_dataset_inputs
 
     entity = Dataset(
         name=dataset["name"],
@@ -354,8 +353,18 @@ def _insert_input(
         source=dataset.get("source", "{}"),
         profile=dataset.get("profile"),
     )
-    context = InputTag("mlflow.data.context", "train")
-    _validate_dataset_inputs([DatasetInput(entity, tags=[context])])
+    return DatasetInput(entity, tags=[InputTag("mlflow.data.context", "train")])
+
+
+def _insert_input(
+    db: sqlite3.Connection, experiment_id: int, run_id: str, dataset: Mapping[str, str]
+) -> None:
+    """The dataset (one row per experiment, name and digest) and its edge to the run."""
+    from mlflow.utils.validation import _validate_dataset_inputs
+
+    given = training_input(dataset)
+    _validate_dataset_inputs([given])
+    entity, (context,) = given.dataset, given.tags
     found = db.execute(
         "SELECT dataset_uuid FROM datasets WHERE experiment_id = ? AND name = ? AND digest = ?",
         (experiment_id, entity.name, entity.digest),

@@ -238,8 +238,9 @@ def finish_sweep(record: SweepRecord, status: str, store_down: bool = False) -> 
         ):
             tracking.end_run(client, run.info.run_id, "KILLED")
         note = {NOTE_TAG: headline.description(record.study, status)}
-        tracking.write_run(client, record.parent_run_id, {}, headline.metrics(), {}, note)
-        tracking.end_run(client, record.parent_run_id, status)
+        tracking.finish_run(
+            client, record.parent_run_id, {}, headline.metrics(), {}, note, None, status
+        )
     except tracking.StoreError:
         pass  # said by the caller's summary; the run is closed KILLED by the next sweep
     return headline

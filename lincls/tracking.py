@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
-from lincls.sqlite_runs import SqliteRuns
+from lincls.sqlite_runs import SqliteRuns, training_input
 from lincls.store import (
     DEFAULT_RETRY_SECONDS,
     Budgeted,
@@ -290,23 +290,6 @@ def _points(
     return points
 
 
-def write_run(
-    client,
-    run_id: str,
-    params: Mapping[str, str],
-    metrics: Mapping[str, float],
-    curves: Mapping[str, Iterable[tuple[int, float]]],
-    tags: Mapping[str, str],
-    dataset_input: Mapping[str, str] | None = None,
-) -> None:
-    """Everything a run logs, in one ``log_batch`` (MLflow splits it into its size limits).
-
-    ``dataset_input`` (``name``, ``digest``, ``source``, ``profile``) is logged as the run's MLflow
-    dataset input, so the UI's Dataset column and the run page name the data.
-    """
-    finish_run(client, run_id, params, metrics, curves, tags, dataset_input, status=None)
-
-
 def finish_run(
     client,
     run_id: str,
@@ -317,8 +300,14 @@ def finish_run(
     dataset_input: Mapping[str, str] | None = None,
     status: str | None = "FINISHED",
 ) -> None:
-    """``write_run``, then close the run with ``status`` (None: leave it open); on a SQLite store
-    one transaction, so a run is never left half-written by a failure here."""
+    """Everything a run logs, then its close with ``status`` (None: leave it open).
+
+    Through MLflow's client: one ``log_batch`` (MLflow splits it into its size limits), the
+    dataset input, ``set_terminated``. On a SQLite store written as rows: one transaction, so a
+    failure here never leaves a run half-written. ``dataset_input`` (``name``, ``digest``,
+    ``source``, ``profile``) is logged as the run's MLflow dataset input, so the UI's Dataset
+    column and the run page name the data.
+    """
     rows = _rows(client)
     if rows is not None:
         points = _points(metrics, curves)
@@ -371,19 +360,9 @@ def log_dataset_input(client, run_id: str, dataset_input: Mapping[str, str]) -> 
     if rows is not None:
         client.call("log_inputs", rows.finish, run_id, dataset_input=dataset_input, status=None)
         return
-    from mlflow.entities import Dataset, DatasetInput, InputTag
-
-    entity = Dataset(
-        name=dataset_input["name"],
-        digest=dataset_input["digest"],
-        source_type="code",
-        source=dataset_input.get("source", "{}"),
-        profile=dataset_input.get("profile"),
-    )
     from mlflow.exceptions import MlflowException
 
-    context = InputTag("mlflow.data.context", "train")
-    inputs = [DatasetInput(entity, tags=[context])]
+    inputs = [training_input(dataset_input)]
     try:
         client.log_inputs(run_id, datasets=inputs)
     except MlflowException:

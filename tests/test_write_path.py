@@ -22,8 +22,7 @@ def test_a_store_lincls_opens_is_written_in_wal_mode_and_another_is_not(tmp_path
     assert _journal_mode(opened) == _journal_mode(other) == "delete"
     client, experiment_id = tracking.open_experiment(f"sqlite:///{opened}")
     run_id = tracking.start_run(client, experiment_id, "r", {"k": "v"})
-    tracking.write_run(client, run_id, {"p": "1"}, {"m": 2.0}, {"c": [(1, 1.0), (5, 3.0)]}, {})
-    tracking.end_run(client, run_id)
+    tracking.finish_run(client, run_id, {"p": "1"}, {"m": 2.0}, {"c": [(1, 1.0), (5, 3.0)]}, {})
     MlflowClient(tracking_uri=f"sqlite:///{other}").search_experiments()
     assert _journal_mode(opened) == "wal"
     assert _journal_mode(other) == "delete"

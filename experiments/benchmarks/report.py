@@ -37,8 +37,7 @@ def build_store(root: Path, runs: int, seed_configs: int = 40) -> tuple[str, str
         name = f"{tags.get('mlflow.runName', 'run')} copy {copy}"
         tags = {**tags, "lincls.config_hash": f"copy{copy:06d}", "mlflow.runName": name}
         run_id = tracking.start_run(client, experiment_id, name, tags)
-        tracking.write_run(client, run_id, params, metrics, curves, {})
-        tracking.end_run(client, run_id, "FINISHED")
+        tracking.finish_run(client, run_id, params, metrics, curves, {})
     return uri, parent
 
 

@@ -72,8 +72,7 @@ def _floor(store: Path, children: list, source, trials: int = 2) -> float:
         start = time.perf_counter()
         for params, metrics, curves, tags in payloads:
             run_id = tracking.start_run(client, experiment_id, tags.get("mlflow.runName"), tags)
-            tracking.write_run(client, run_id, params, metrics, curves, {})
-            tracking.end_run(client, run_id, "FINISHED")
+            tracking.finish_run(client, run_id, params, metrics, curves, {})
         best = min(best, time.perf_counter() - start)
     return best
 
