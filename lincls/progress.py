@@ -17,6 +17,7 @@ import re
 import shutil
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -32,17 +33,18 @@ def append(progress_file: str, entry: Mapping[str, Any]) -> list[dict]:
     return read(progress_file)
 
 
-# Per file: the bytes read so far and their entries. A job reads only what was appended since:
-# re-reading the whole file after each of 10,000 jobs would parse 5·10⁷ lines.
-_READ: dict[str, tuple[int, list[dict]]] = {}
+# Per file: the bytes read so far, their entries and how many have each status. A job reads only
+# what was appended since: re-reading the whole file after each of 10,000 jobs would parse 5·10⁷
+# lines (and counting its statuses anew, go over as many entries).
+_READ: dict[str, tuple[int, list[dict], Counter]] = {}
 
 
 def read(progress_file: str) -> list[dict]:
     """The entries of a progress file (a line cut short by a dying writer is skipped)."""
-    offset, entries = _READ.get(progress_file, (0, []))
+    offset, entries, statuses = _READ.get(progress_file, (0, [], Counter()))
     with open(progress_file, "rb") as handle:
         if handle.seek(0, 2) < offset:  # written anew (a new sweep in the same place)
-            offset, entries = 0, []
+            offset, entries, statuses = 0, [], Counter()
         handle.seek(offset)
         tail = handle.read()
     complete = tail[: tail.rfind(b"\n") + 1]  # a line still being written waits for next time
@@ -51,7 +53,8 @@ def read(progress_file: str) -> list[dict]:
             entries.append(json.loads(line))
         except json.JSONDecodeError:
             continue
-    _READ[progress_file] = (offset + len(complete), entries)
+        statuses[entries[-1].get("status")] += 1
+    _READ[progress_file] = (offset + len(complete), entries, statuses)
     return entries
 
 
@@ -71,6 +74,14 @@ class Counts:
         statuses = [e.get("status") for e in entries]
         return cls(total, started, len(entries), statuses.count("failed"),
                    statuses.count("skipped"))  # fmt: skip
+
+    @classmethod
+    def of_file(cls, progress_file: str, total: int, started: float) -> Counts:
+        """The counts of a progress file as last read (``read``), without going over its
+        entries again."""
+        read(progress_file)
+        _, entries, statuses = _READ[progress_file]
+        return cls(total, started, len(entries), statuses["failed"], statuses["skipped"])
 
     def line(self, now: float | None = None) -> str:
         """``[lincls] 120/200 done, 1 failed, 0 skipped, 5.2 runs/s, 23 s elapsed, ETA 15 s``."""

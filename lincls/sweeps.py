@@ -387,11 +387,11 @@ VIEW = progress.View()  # this process's console view of the sweep
 def report_progress(record: SweepRecord, outcome: Mapping[str, Any], line: str) -> None:
     """Count a finished job in the sweep's progress file and update the console view."""
     entry = {k: outcome.get(k) for k in ("status", "label", "ratio", "violated")}
-    entries = progress.append(record.progress_file, entry)
+    progress.append(record.progress_file, entry)
     if outcome["status"] == "failed":
         VIEW.close()
         print(f"[lincls] failed: {line}: {outcome['error']}", file=sys.stderr, flush=True)
-    VIEW.show(progress.Counts.of(entries, record.total, record.started))
+    VIEW.show(progress.Counts.of_file(record.progress_file, record.total, record.started))
 
 
 def write_deferred(record: SweepRecord, outcome: dict[str, Any]) -> None:

@@ -154,6 +154,24 @@ def test_progress_lines_are_throttled_to_five_percent_steps():
     assert len(sink.lines) == 19  # 5 %, 10 %, … 95 %; the summary line says 100 %
 
 
+def test_a_progress_files_counts_follow_what_was_appended(tmp_path):
+    path = str(tmp_path / "progress.log")
+    for status in ["finished", "failed", "finished", "skipped", "failed"]:
+        progress.append(path, {"status": status})
+    counts = progress.Counts.of_file(path, total=9, started=0.0)
+    assert (counts.done, counts.failed, counts.skipped) == (5, 2, 1)
+    with open(path, "a") as handle:
+        handle.write('{"status": "fai')  # a line still being written is not counted yet
+    assert progress.Counts.of_file(path, 9, 0.0).done == 5
+    with open(path, "a") as handle:
+        handle.write('led"}\n')
+    assert progress.Counts.of_file(path, 9, 0.0).failed == 3
+    with open(path, "w") as handle:  # a new sweep in the same place
+        handle.write('{"status": "skipped"}\n')
+    counts = progress.Counts.of_file(path, 9, 0.0)
+    assert (counts.done, counts.failed, counts.skipped) == (1, 0, 1)
+
+
 def test_run_names_and_labels_are_compact_and_show_the_rule():
     config = {"learner": {"name": "passive_aggressive", "variant": "pa1", "bias": "feature",
                           "C": 1.0},
