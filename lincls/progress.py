@@ -26,11 +26,10 @@ LINE_SECONDS = 10.0  # without a terminal: a line at least this often …
 LINE_FRACTION = 0.05  # … or each time this fraction of the jobs is done
 
 
-def append(progress_file: str, entry: Mapping[str, Any]) -> list[dict]:
-    """Add a finished job to the progress file; every entry so far (this one last)."""
+def append(progress_file: str, entry: Mapping[str, Any]) -> None:
+    """Add a finished job to the progress file."""
     with open(progress_file, "a") as handle:
         handle.write(json.dumps(dict(entry), separators=(",", ":")) + "\n")
-    return read(progress_file)
 
 
 # Per file: the bytes read so far, their entries and how many have each status. A job reads only
@@ -69,16 +68,9 @@ class Counts:
     skipped: int = 0
 
     @classmethod
-    def of(cls, entries: list[dict], total: int, started: float) -> Counts:
-        """The counts of a progress file's entries."""
-        statuses = [e.get("status") for e in entries]
-        return cls(total, started, len(entries), statuses.count("failed"),
-                   statuses.count("skipped"))  # fmt: skip
-
-    @classmethod
     def of_file(cls, progress_file: str, total: int, started: float) -> Counts:
-        """The counts of a progress file as last read (``read``), without going over its
-        entries again."""
+        """The counts of a progress file, read up to its end (only what was appended since the
+        last read is parsed, and the statuses are counted as they come)."""
         read(progress_file)
         _, entries, statuses = _READ[progress_file]
         return cls(total, started, len(entries), statuses["failed"], statuses["skipped"])

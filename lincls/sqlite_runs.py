@@ -86,10 +86,9 @@ def schema_matches(connection: sqlite3.Connection) -> bool:
 class SqliteRuns:
     """Creates and writes runs of one MLflow SQLite store (module docstring)."""
 
-    def __init__(self, path: str | Path, timeout: float = 5.0, wal: bool = True) -> None:
+    def __init__(self, path: str | Path, timeout: float = 5.0) -> None:
         self.path = str(path)
         self.timeout = float(timeout)
-        self.wal = wal
         self._connections: dict[int, sqlite3.Connection] = {}
         self._lock = threading.RLock()  # one transaction at a time on the shared connection
 
@@ -118,13 +117,12 @@ class SqliteRuns:
             connection = sqlite3.connect(
                 self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
             )
-            if self.wal:
-                connection.execute("PRAGMA journal_mode=WAL")
-                connection.execute("PRAGMA synchronous=NORMAL")
-                # A run dirties ~200 pages (MLflow's keys lead its indexes), mostly the same ones
-                # run after run: copying the log back every 10,000 pages rather than SQLite's
-                # 1,000 writes each such page once, not ten times (~25 % of a run's write).
-                connection.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+            connection.execute("PRAGMA journal_mode=WAL")  # as lincls opens a store (store.use_wal)
+            connection.execute("PRAGMA synchronous=NORMAL")
+            # A run dirties ~200 pages (MLflow's keys lead its indexes), mostly the same ones run
+            # after run: copying the log back every 10,000 pages rather than SQLite's 1,000
+            # writes each such page once, not ten times (~25 % of a run's write).
+            connection.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
             self._connections[pid] = connection
         return self._connections[pid]
 
@@ -268,12 +266,7 @@ def _validated(
 
 def _insert_params(db: sqlite3.Connection, run_id: str, params: list[tuple[str, str]]) -> None:
     if not params:
-        return
-    seen: set[str] = set()
-    for key, _ in params:
-        if key in seen:
-            raise _error(f"Duplicate parameter keys have been submitted: {[key]}.")
-        seen.add(key)
+        return  # keys come from a mapping: never twice in one write
     existing = dict(db.execute("SELECT key, value FROM params WHERE run_uuid = ?", (run_id,)))
     changed = [
         {"key": k, "old_value": existing[k], "new_value": v}

@@ -264,7 +264,7 @@ _ARTIFACT_URIS: dict[str, str] = {}
 
 def _rows(client) -> SqliteRuns | None:
     """The client's SQL writer of runs (``open_experiment`` gives one to a SQLite store's)."""
-    return getattr(client, "rows", None) if isinstance(client, Budgeted) else None
+    return client.rows if isinstance(client, Budgeted) else None
 
 
 def start_run(client, experiment_id: str, run_name: str | None, tags: Mapping[str, str]) -> str:
