@@ -141,10 +141,24 @@ def hyperplane_metrics(
     return metrics, tags, {HISTOGRAM_ARTIFACT: margin_histogram(found, best)}
 
 
+def histogram_edges(values: np.ndarray) -> int | np.ndarray:
+    """``HISTOGRAM_BINS`` if that many equal bins over the range of ``values`` have distinct
+    edges, else the single bin [min, max] (numpy refuses bins narrower than its rounding)."""
+    low, high = float(values.min()), float(values.max())
+    edges = np.linspace(low, high, HISTOGRAM_BINS + 1)
+    if low < high and not np.all(edges[1:] > edges[:-1]):
+        return np.array([low, high])
+    return HISTOGRAM_BINS
+
+
 def margin_histogram(found: HyperplaneMargins, best: Certificate | None = None) -> str:
     """The geometric margin distribution as JSON: ``HISTOGRAM_BINS`` equal bins over its range
-    (``edges``, ``counts``), the margin, ‖w‖, b, and the data's maximum margin when known."""
-    counts, edges = np.histogram(found.geometric, bins=HISTOGRAM_BINS)
+    (``edges``, ``counts``), the margin, ‖w‖, b, and the data's maximum margin when known.
+
+    Margins equal up to rounding (e.g. a square's four corners about a line through its centre)
+    span a range too narrow for ``HISTOGRAM_BINS`` distinct edges: they get one bin over it.
+    """
+    counts, edges = np.histogram(found.geometric, bins=histogram_edges(found.geometric))
     record = {
         "quantity": "geometric margin y(w·x + b)/‖w‖ of each training example",
         "edges": [float(e) for e in edges],

@@ -175,3 +175,26 @@ def test_same_data_and_seed_give_identical_margins(tmp_path):
     )
     assert first == second and len(first) == 11
     assert runs[0].artifacts == runs[1].artifacts
+
+
+def test_equal_margins_of_a_rotated_square_get_one_histogram_bin():
+    # The corners of a square about the line through its centre parallel to a side: every
+    # geometric margin is 1 up to rounding, a range numpy cannot split into 20 bins.
+    corners = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]])
+    y = np.array([1.0, 1.0, -1.0, -1.0])
+    one_bin = 0
+    for angle in np.linspace(0.0, 2.0 * np.pi, 300, endpoint=False):
+        turn = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        found = hyperplane_margins(corners @ turn.T, y, turn[:, 0], 0.0)
+        record = json.loads(margin_histogram(found))
+        assert sum(record["counts"]) == 4
+        edges = np.array(record["edges"])
+        assert np.all(edges[1:] > edges[:-1])
+        assert edges[0] <= found.margin and edges[-1] >= found.geometric.max()
+        if len(record["counts"]) == 1:  # exactly where numpy refuses 20 bins
+            with pytest.raises(ValueError, match="Too many bins"):
+                np.histogram(found.geometric, bins=20)
+            one_bin += 1
+        else:
+            assert len(record["counts"]) == 20
+    assert one_bin > 100  # 117 of the 300 angles here
