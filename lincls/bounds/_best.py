@@ -7,6 +7,12 @@ the run's orderings and bounds, and on disk per (dataset fingerprint, problem, c
 ...) beside the certificates (``lincls.certificates.CertificateCache``), so every learner, order
 and worker of a sweep on the same data solves each problem once.
 
+The theorems are about the sequence the learner was shown: its comparator need only meet the
+rows presented at least once (``RunFacts.presentations`` > 0), and its radius is the largest
+‖x'‖ among them. An order that presents every row (fixed, shuffled, or presentations unknown)
+solves on every row with the data's radius; the adversarial order, which may never present
+some rows, solves on the presented ones, and the cache key names them.
+
 Each function returns a ``Comparator`` (the solution, where its margins are measured and the
 radius of the vectors) or a string saying why there is none.
 """
@@ -24,6 +30,7 @@ import scipy.sparse as sp
 from lincls import comparators
 from lincls.bounds._registry import RunFacts
 from lincls.certificates import CertificateCache
+from lincls.geometry import row_norms
 from lincls.learners.kernel import kernel_diagonal, kernel_matrix
 
 MEMORY = 64  # solutions kept in memory (the orderings and bounds of recent runs)
@@ -71,9 +78,23 @@ def _digest(*parts) -> str:
     return h.hexdigest()[:16]
 
 
+def presented_rows(facts: RunFacts) -> np.ndarray | None:
+    """The rows presented at least once (increasing indices), or None when that is every row
+    (presentations unknown: fixed and shuffled orders present every row each pass)."""
+    if facts.presentations is None:
+        return None
+    counts = np.asarray(facts.presentations)
+    shown = np.flatnonzero(counts > 0)
+    return None if shown.shape[0] == counts.shape[0] else shown
+
+
 def _solved(facts: RunFacts, kind: str, params: tuple, compute):
-    """``compute()`` once per (data, labels, kind, params): memory, then disk, then solve."""
+    """``compute()`` once per (data, labels, kind, params, rows presented): memory, then disk,
+    then solve. ``compute`` must solve on the presented rows (``presented_rows``) alone."""
     data = facts.data_key or _digest(facts.X)
+    shown = presented_rows(facts)
+    if shown is not None:  # every row presented keeps the key it always had
+        params = (*params, "presented", shown)
     key = f"{data}-best-{kind}-{_digest(facts.y, *params)}"
     memo = (facts.cache_dir, key)
     if memo in _memory:
@@ -123,15 +144,33 @@ def augmented(facts: RunFacts, c: float):
 
 
 def _radius(facts: RunFacts, c: float) -> float:
-    return float(np.sqrt(facts.radius**2 + c**2))
+    """R' = √(R² + c²), R the largest norm among the presented rows."""
+    shown = presented_rows(facts)
+    radius = facts.radius
+    if shown is not None:
+        radius = float(row_norms(facts.X[shown]).max()) if shown.shape[0] else 0.0
+    return float(np.sqrt(radius**2 + c**2))
 
 
-def _rows(facts: RunFacts):
-    """Z = y·x'/R': the signed rows the learner sees, scaled to radius ≤ 1."""
+def _rows(facts: RunFacts, radius: float):
+    """Z = y·x'/R' for every row: the signed vectors the learner sees, the presented ones
+    scaled to norm ≤ 1 by the radius R' of the presented rows (``_radius``)."""
     c = float(facts.learner.bias_feature_)
-    X, radius = augmented(facts, c)
+    X, _ = augmented(facts, c)
     y = signed_labels(facts)
     return sp.diags(y / radius) @ X if sp.issparse(X) else X * (y / radius)[:, None]
+
+
+def _only(rows, shown: np.ndarray | None):
+    """``rows`` restricted to the presented ones (all of them when ``shown`` is None)."""
+    return rows if shown is None else rows[shown]
+
+
+def presented_vectors(facts: RunFacts, c: float):
+    """(x' = (x, c) of the presented rows, their ±1 labels): the sequence's distinct vectors."""
+    X, _ = augmented(facts, c)
+    shown = presented_rows(facts)
+    return _only(X, shown), _only(signed_labels(facts), shown)
 
 
 def _missing(facts: RunFacts) -> str | None:
@@ -139,20 +178,31 @@ def _missing(facts: RunFacts) -> str | None:
         return "the training data are not at hand (no best comparator)"
     if facts.X.shape[0] == 0:
         return "no training rows"
+    shown = presented_rows(facts)
+    if shown is not None and shown.shape[0] == 0:
+        return "no example was presented"
     return None
 
 
 def separator(facts: RunFacts) -> Comparator | str:
-    """min ‖v‖ s.t. y_t v·x'_t ≥ 1: Novikoff's best comparator on the vectors the learner sees."""
+    """min ‖v‖ s.t. y_t v·x'_t ≥ 1 over the presented rows t: Novikoff's best comparator on the
+    sequence the learner was shown (``margins`` are measured on every row)."""
     reason = _missing(facts)
     if reason:
         return reason
     c = float(facts.learner.bias_feature_)
     radius = _radius(facts, c)
-    solution = _solved(facts, "hard", (c,), lambda: comparators.hard_margin(_rows(facts)))
+    shown = presented_rows(facts)
+
+    def solve():
+        return comparators.hard_margin(_only(_rows(facts, radius), shown))
+
+    solution = _solved(facts, "hard", (c,), solve)
     if solution is None:
         return "the vectors the learner sees are not linearly separable"
-    return Comparator(solution, radius, lambda: np.asarray(_rows(facts) @ solution.v).ravel())
+    return Comparator(
+        solution, radius, lambda: np.asarray(_rows(facts, radius) @ solution.v).ravel()
+    )
 
 
 def _presented(facts: RunFacts):
@@ -173,9 +223,14 @@ def deficit(facts: RunFacts) -> Comparator | str:
     if isinstance(presented, str):
         return presented
     shown, counts, c, radius = presented
-    solution = _solved(facts, "deficit", (c, counts),
-                       lambda: comparators.deficit(_rows(facts)[shown], counts[shown]))  # fmt: skip
-    return Comparator(solution, radius, lambda: np.asarray(_rows(facts) @ solution.v).ravel())
+
+    def solve():
+        return comparators.deficit(_rows(facts, radius)[shown], counts[shown])
+
+    solution = _solved(facts, "deficit", (c, counts), solve)
+    return Comparator(
+        solution, radius, lambda: np.asarray(_rows(facts, radius) @ solution.v).ravel()
+    )
 
 
 def hinge(facts: RunFacts, C: float, squared: bool) -> Comparator | str:
@@ -191,16 +246,18 @@ def hinge(facts: RunFacts, C: float, squared: bool) -> Comparator | str:
     scaled_C = C * radius**2
 
     def solve():
-        return comparators.hinge(_rows(facts)[shown], counts[shown], scaled_C, squared)
+        return comparators.hinge(_rows(facts, radius)[shown], counts[shown], scaled_C, squared)
 
     solution = _solved(facts, "hinge2" if squared else "hinge1", (c, counts, C), solve)
     original = comparators.Solution(solution.v, solution.value / radius**2, solution.gap)
-    return Comparator(original, radius, lambda: np.asarray(_rows(facts) @ solution.v).ravel())
+    return Comparator(
+        original, radius, lambda: np.asarray(_rows(facts, radius) @ solution.v).ravel()
+    )
 
 
 def multiclass_separator(facts: RunFacts) -> Comparator | str:
-    """min ‖V‖_F s.t. (v_y − v_r)·x'_t ≥ 1 for every r ≠ y_t: a multiclass hard-margin SVM on
-    Kesler's rows (the multiclass perceptron's and MIRA's best comparator)."""
+    """min ‖V‖_F s.t. (v_y − v_r)·x'_t ≥ 1 for every presented t and r ≠ y_t: a multiclass
+    hard-margin SVM on Kesler's rows (the multiclass perceptron's and MIRA's best comparator)."""
     reason = _missing(facts)
     if reason:
         return reason
@@ -209,13 +266,15 @@ def multiclass_separator(facts: RunFacts) -> Comparator | str:
     index = np.searchsorted(classes, y) if classes is not None else y.astype(np.int64)
     k = len(classes) if classes is not None else int(index.max()) + 1
     c = float(facts.learner.bias_feature_)
-    X, radius = augmented(facts, c)
+    X, _ = augmented(facts, c)
+    radius = _radius(facts, c)
+    shown = presented_rows(facts)
     if k < 2:
         return "fewer than two classes"
 
     def solve():
         rows = np.asarray(X.toarray() if sp.issparse(X) else X) / radius
-        return comparators.hard_margin(kesler_rows(rows, index, k))
+        return comparators.hard_margin(kesler_rows(_only(rows, shown), _only(index, shown), k))
 
     solution = _solved(facts, "multiclass", (c, k), solve)
     if solution is None:
@@ -235,10 +294,12 @@ def kesler_rows(X: np.ndarray, index: np.ndarray, k: int) -> np.ndarray:
 
 
 def kernel_separator(facts: RunFacts) -> Comparator | str:
-    """The hard-margin comparator in the kernel's feature space (bias feature c: K + c²).
+    """The hard-margin comparator in the kernel's feature space (bias feature c: K + c²), over
+    the presented rows.
 
-    ``radius`` is R' = √(max_t K(x_t, x_t) + c²); the problem is solved with K'/R'² (feature
-    vectors scaled to radius 1), so the solution's value is Novikoff's R'²‖U‖²/γ² itself.
+    ``radius`` is R' = √(max_t K(x_t, x_t) + c²) over the presented t; the problem is solved
+    with K'/R'² (feature vectors scaled to radius 1), so the solution's value is Novikoff's
+    R'²‖U‖²/γ² itself.
     """
     reason = _missing(facts)
     if reason:
@@ -247,11 +308,12 @@ def kernel_separator(facts: RunFacts) -> Comparator | str:
     kind, degree = learner.kernel, int(getattr(learner, "degree", 1))
     gamma = float(getattr(learner, "gamma", 1.0))
     c2 = float(learner.bias_feature_) ** 2
-    radius = float(np.sqrt(kernel_diagonal(facts.X, kind, degree).max() + c2))
+    X = _only(facts.X, presented_rows(facts))
+    radius = float(np.sqrt(kernel_diagonal(X, kind, degree).max() + c2))
 
     def solve():
-        y = signed_labels(facts)
-        K = kernel_matrix(facts.X, facts.X, kind, degree, gamma) + c2
+        y = _only(signed_labels(facts), presented_rows(facts))
+        K = kernel_matrix(X, X, kind, degree, gamma) + c2
         return comparators.kernel_hard_margin(K * (np.outer(y, y) / radius**2))
 
     params = (kind, degree, gamma if kind == "rbf" else 0.0, c2)

@@ -119,7 +119,8 @@ def _value(facts: RunFacts) -> BoundValue:
 
 
 def best_alma(facts: RunFacts) -> BoundValue | str:
-    """ALMA_2's bound at the largest margin on the normalised rows (a hard-margin SVM on them)."""
+    """ALMA_2's bound at the largest margin on the normalised presented rows (a hard-margin SVM
+    on them: the theorem's γ is a minimum over the sequence the learner was shown)."""
     reason = _learner(facts) or _best._missing(facts)
     if reason:
         return reason
@@ -129,11 +130,11 @@ def best_alma(facts: RunFacts) -> BoundValue | str:
     c = float(learner.bias_feature_)
 
     def solve():
-        X, _ = _best.augmented(facts, c)
+        X, y = _best.presented_vectors(facts, c)
         norms = np.sqrt(row_norms(X) ** 2)
         if not (norms > 0).all():
             return None
-        scale = _best.signed_labels(facts) / norms
+        scale = y / norms
         Z = sp.diags(scale) @ X if sp.issparse(X) else X * scale[:, None]
         return comparators.hard_margin(Z)
 
