@@ -1,8 +1,12 @@
 """The tracking store as many processes share it: checked, opened under a lock, given a budget.
 
 - ``check_uri`` refuses a URI lincls cannot write to before anything is stored: an unknown
-  scheme, or a SQLite file in a directory that cannot be written (MLflow would otherwise retry
-  for about a minute and end in a long traceback that never names ``tracking.uri``).
+  scheme, a directory, or a SQLite file in a directory that cannot be written (MLflow would
+  otherwise retry for about two minutes and end in a long traceback that never names
+  ``tracking.uri``).
+- ``check_store`` refuses a database that is not an MLflow store of this MLflow's schema (a
+  user's own SQLite file is never written: MLflow would add its tables to it), and reaches a
+  database server within the retry budget (MLflow's own engine retries for about two minutes).
 - ``store_lock`` serialises the creation and migration of a SQLite store across processes:
   two processes that each find no database and create its tables at once leave it unusable.
   Whoever takes the lock second opens it again and finds the tables there.
@@ -17,12 +21,13 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from lincls.errors import LinclsInputError, check_number
+from lincls.errors import LinclsInputError, check_name, check_number
 from lincls.paths import sqlite_path
 
 # The schemes of MLflow's tracking stores (a database URI may name a driver: postgresql+psycopg).
@@ -50,6 +55,8 @@ def check_uri(uri: str) -> None:
     db = sqlite_path(uri)
     if db is None:
         return
+    if db.is_dir():
+        raise LinclsInputError("tracking.uri", f"{db} is a directory, not a SQLite file")
     try:
         db.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -62,9 +69,168 @@ def check_uri(uri: str) -> None:
         )
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+# Database servers MLflow keeps its store in (a SQLite file is checked without a server).
+SERVER_SCHEMES = ("postgresql", "mysql", "mssql")
+# Per driver family: how a connection attempt is given a time limit (in whole seconds).
+CONNECT_TIMEOUT = {"postgresql": "connect_timeout", "mysql": "connect_timeout"}
+
+
+def check_store(uri: str, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
+    """Refuse a database MLflow must not open as its store, before MLflow opens it.
+
+    A SQLite file that is neither empty nor an MLflow store, or a store of another MLflow schema
+    revision, is refused (``LinclsInputError`` naming ``tracking.uri``) and left as it was: MLflow
+    would add its tables to a foreign file, and ends in a traceback on another revision. A
+    database server is reached within ``retry_seconds`` (then ``StoreError``, one line). A SQLite
+    store is checked under ``store_lock``: a store another process is creating is half-made.
+    """
+    db = sqlite_path(uri)
+    if db is not None:
+        if not db.is_file() or db.stat().st_size == 0:
+            return  # a new store (check_uri refused a directory)
+        with open(db, "rb") as handle:
+            if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                raise LinclsInputError(
+                    "tracking.uri",
+                    f"{db} is not a SQLite database; refused (lincls writes an MLflow store or "
+                    "a new file): give another file",
+                )
+        _judge(uri, str(db), *_sqlite_contents(db))
+        return
+    scheme = uri.partition(":")[0].partition("+")[0].lower()
+    if scheme in SERVER_SCHEMES:
+        _judge(uri, _shown(uri), *_reach_database(uri, scheme, float(retry_seconds)))
+
+
+def _sqlite_contents(db: Any) -> tuple[set[str], str | None]:
+    """(table names, alembic revision) of a SQLite file, read through a read-only connection."""
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}  # fmt: skip
+            revision = None
+            if "alembic_version" in tables:
+                row = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+                revision = None if row is None else str(row[0])
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise LinclsInputError(
+            "tracking.uri", f"{db} cannot be read as a SQLite database ({exc}); refused"
+        ) from None
+    return tables, revision
+
+
+def _shown(uri: str) -> str:
+    """A database URI as it may be printed: its password hidden."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(uri).render_as_string(hide_password=True)
+    except Exception:
+        return uri.split("@")[-1]
+
+
+def _reach_database(uri: str, scheme: str, budget: float) -> tuple[set[str], str | None]:
+    """(table names, alembic revision) of a database server's database, tried with back-off
+    for at most ``budget`` seconds; then ``StoreError``."""
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    start, delay = time.monotonic(), 0.25
+    while True:
+        remaining = budget - (time.monotonic() - start)
+        args = {}
+        if scheme in CONNECT_TIMEOUT:  # libpq takes at least 2 s
+            args[CONNECT_TIMEOUT[scheme]] = max(2, math.ceil(remaining))
+        try:
+            engine = sqlalchemy.create_engine(uri, poolclass=NullPool, connect_args=args)
+        except ImportError as exc:
+            raise LinclsInputError(
+                "tracking.uri", f"the driver for {scheme} is not installed ({one_line(exc)})"
+            ) from None
+        except sqlalchemy.exc.ArgumentError as exc:
+            raise LinclsInputError("tracking.uri", f"not a database URI: {one_line(exc)}") from None
+        try:
+            with engine.connect() as connection:
+                tables = set(sqlalchemy.inspect(connection).get_table_names())
+                revision = None
+                if "alembic_version" in tables:
+                    revision = connection.execute(
+                        sqlalchemy.text("SELECT version_num FROM alembic_version")
+                    ).scalar()
+                return tables, None if revision is None else str(revision)
+        except sqlalchemy.exc.DBAPIError as exc:
+            waited = time.monotonic() - start
+            if waited + delay >= budget:
+                raise StoreError(
+                    f"tracking.uri: the database {_shown(uri)} did not answer for "
+                    f"{waited:.0f} s: {one_line(exc.orig or exc)}"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 4.0)
+        finally:
+            engine.dispose()
+
+
+def schema_head() -> str:
+    """The MLflow schema revision this MLflow writes (its migrations' head)."""
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    return _get_latest_schema_revision()
+
+
+def _known_revision(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+    from mlflow.store.db.utils import _get_alembic_config
+
+    try:
+        return (
+            ScriptDirectory.from_config(_get_alembic_config("")).get_revision(revision) is not None
+        )
+    except Exception:  # alembic: "No such revision or branch"
+        return False
+
+
+def _judge(uri: str, where: str, tables: set[str], revision: str | None) -> None:
+    """Refuse a database holding something other than an MLflow store of this MLflow's schema
+    (no table at all: a new store, made by MLflow)."""
+    import mlflow
+
+    if not tables:
+        return
+    if not {"alembic_version", "experiments"} <= tables:
+        names = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        raise LinclsInputError(
+            "tracking.uri",
+            f"{where} is not an MLflow store (its tables: {names}); refused, so as not to write "
+            "into it: give a new file or an MLflow store",
+        )
+    head = schema_head()
+    if revision == head:
+        return
+    if revision is not None and _known_revision(revision):
+        advice = f"back it up, then run `mlflow db upgrade {_shown(uri)}`"
+        kind = "an older"
+    else:
+        advice = "it was made by another (likely newer) MLflow: use that version, or a new store"
+        kind = "an unknown"
+    raise LinclsInputError(
+        "tracking.uri",
+        f"the store {where} has {kind} MLflow schema revision {revision} and MLflow "
+        f"{mlflow.__version__} needs {head}: {advice}",
+    )
+
+
 @contextlib.contextmanager
 def store_lock(uri: str, timeout: float = 300.0) -> Iterator[None]:
-    """Hold a cross-process lock on a SQLite store (``<file>.lock``); other stores need none."""
+    """Hold a cross-process lock on a SQLite store (``<file>.lock``); other stores need none.
+    A SQLite store that does not exist yet is made under it, whole or not at all (``create``)."""
     db = sqlite_path(uri)
     if db is None:
         yield
@@ -72,7 +238,43 @@ def store_lock(uri: str, timeout: float = 300.0) -> Iterator[None]:
     from filelock import FileLock
 
     with FileLock(str(db) + ".lock", timeout=timeout):
+        create(db)
         yield
+
+
+def create(db: Any) -> None:
+    """Make a new SQLite store (MLflow's tables, migrated) in a file beside ``db``, then move it
+    in place; nothing if ``db`` has content. A store whose making fails (a full disk) leaves no
+    file, where MLflow left a half-made one it could not open again: ``LinclsInputError``."""
+    wal = db.with_name(db.name + "-wal")
+    if db.exists() and (db.stat().st_size > 0 or (wal.exists() and wal.stat().st_size > 0)):
+        return
+    import logging
+
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+    from mlflow.tracking._tracking_service.utils import _get_sqlalchemy_store
+
+    new = db.with_name(db.name + ".new")  # under the lock: a leftover is a dead process's
+    made = [new, *(new.with_name(new.name + end) for end in ("-journal", "-wal", "-shm"))]
+    for path in made:
+        path.unlink(missing_ok=True)
+    quiet = logging.getLogger("mlflow.store.db.utils")  # "Creating initial … tables" (2 lines)
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)
+    try:
+        store = _get_sqlalchemy_store(f"sqlite:///{new}", None)  # the tables, MLflow's Default
+        if isinstance(store, SqlAlchemyStore):
+            store.engine.dispose()
+    except Exception as exc:
+        for path in made:
+            path.unlink(missing_ok=True)
+        reason = one_line(getattr(exc, "orig", None) or exc)
+        raise LinclsInputError(
+            "tracking.uri", f"cannot create the store {db} ({reason}); nothing was written"
+        ) from None
+    finally:
+        quiet.setLevel(level)
+    os.replace(new, db)
 
 
 _WAL_FILES: set[str] = set()
@@ -123,6 +325,8 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         low=1,
         integer=True,
     )
+    if settings.get("experiment") is not None:  # "" would log to the default experiment
+        check_name("tracking.experiment", settings["experiment"])
 
 
 def configure_http(retry_seconds: float) -> None:

@@ -23,6 +23,7 @@ from lincls.store import (
     DEFAULT_RETRY_SECONDS,
     Budgeted,
     StoreError,
+    check_store,
     check_uri,
     configure_http,
     store_lock,
@@ -74,9 +75,11 @@ def open_experiment(
 ):
     """A client of the store at ``uri`` and the id of experiment ``name`` (created if missing).
 
-    The URI is checked first (``LinclsInputError`` naming ``tracking.uri``); a SQLite store is
-    created and migrated under a cross-process lock and written in WAL mode (``store.use_wal``).
-    The client retries a store that does not answer for at most ``retry_seconds`` a call
+    The URI and the database are checked first (``store.check_uri``, ``store.check_store``:
+    ``LinclsInputError`` naming ``tracking.uri``, or ``StoreError`` for a database server that
+    does not answer within ``retry_seconds``); a SQLite store is created and migrated under a
+    cross-process lock and written in WAL mode (``store.use_wal``). The client retries a store
+    that does not answer for at most ``retry_seconds`` a call
     (``store.Budgeted``), then raises ``StoreError``. Kept per process: a sweep's jobs would
     otherwise look the experiment up twice a run. A sweep's job passes the ``experiment_id`` the
     launching process opened: on a SQLite store written as rows, MLflow's client (whose schema
@@ -101,6 +104,7 @@ def open_experiment(
         _OPENED[key] = (client, str(experiment_id))
         return _OPENED[key]
     with store_lock(uri):  # the second process to come finds the tables made and migrated
+        check_store(uri, budget)  # not a foreign file, nor another schema; a server in budget
         client = Budgeted(MlflowClient(tracking_uri=uri), uri, budget)
         client.rows = SqliteRuns.open(uri)  # made and migrated by MLflow by now
         experiment = client.get_experiment_by_name(name)
