@@ -313,8 +313,12 @@ def kernel_separator(facts: RunFacts) -> Comparator | str:
 
     def solve():
         y = _only(signed_labels(facts), presented_rows(facts))
-        K = kernel_matrix(X, X, kind, degree, gamma) + c2
-        return comparators.kernel_hard_margin(K * (np.outer(y, y) / radius**2))
+
+        def columns(rows):  # Q[:, rows]: only the working set's kernel columns are computed
+            K = kernel_matrix(X, X[rows], kind, degree, gamma) + c2
+            return K * (np.outer(y, y[rows]) / radius**2)
+
+        return comparators.kernel_hard_margin(columns, X.shape[0])
 
     params = (kind, degree, gamma if kind == "rbf" else 0.0, c2)
     solution = _solved(facts, "kernel", params, solve)

@@ -17,7 +17,8 @@ into feature space, where a lift exists:
 
 The best comparator of any kernel (RBF included) is found in feature space from the kernel
 matrix (``best_kernel_novikoff``): min ‖U‖ s.t. y_t⟨U, φ'(x_t)⟩ ≥ 1 over U = Σ β_t φ'(x_t), a
-hard-margin SVM in dual form; the bound is then R²‖U*‖², never above a lifted certificate's.
+hard-margin SVM in dual form, solved on a working set of rows whose kernel columns alone are
+computed; the bound is then R²‖U*‖², never above a lifted certificate's.
 """
 
 from __future__ import annotations
