@@ -17,6 +17,14 @@ need it). ``ordering`` numbers the orderings of one config (``orders: 20`` runs 
   no example is wrong (the learner has converged) or after ``passes × n`` presentations.
   The adversary reads the learner's state between steps, so each step is one call of the
   learner's own one-pass kernel on a single example (``_one_pass``): the learner is the real one.
+
+  A multiclass learner (Kesler's construction) errs on (x, y) when it predicts ŷ ≠ y; its step
+  adds τ·z to W, z = Φ(x', y) − Φ(x', ŷ) with ‖z‖² = 2‖x'‖² (τ the learner's own step: the
+  perceptron's lr, MIRA's capped τ). Then ⟨W, U'⟩ grows by τ(u'_y − u'_ŷ)·x' for a separator
+  U' = (U, b/c) of unit Frobenius norm on the vectors x', and ‖W‖² by 2τ(s_y − s_ŷ) + 2τ²‖x'‖²
+  (s the current scores). Player A presents the wrong example of least progress per unit of
+  growth, given a multiclass certificate, and of largest growth without one; the binary rule
+  is the same with z = y·x'. Ties and the end of the game are as above.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from lincls.errors import LinclsInputError
-from lincls.geometry import Certificate, augmented_scale, row_norms
+from lincls.geometry import Certificate, MulticlassCertificate, augmented_scale, row_norms
 from lincls.learners._base import binary_classes
 
 ORDERS = ("fixed", "shuffled", "adversarial")
@@ -96,42 +104,96 @@ def training_weights(learner) -> tuple[np.ndarray, float]:
     return learner.coef_[0], float(learner.intercept_[0])
 
 
-def adversarial_fit(learner, X, y, certificate: Certificate | None, rng=None) -> np.ndarray:
-    """Play seed 000 §3.2's game against ``learner`` (module docstring); presentations per row."""
-    learner._check_params()
-    X, y = learner._validate_X_y(X, y, reset=True)
-    learner.classes_ = binary_classes(y)
-    y_signed = learner._signed_labels(y)
-    learner._init_weights(X, None, None)
-    learner._reset_record()
-    n = X.shape[0]
+def _least_progress(progress, growth) -> np.ndarray:
+    """The adversary's score of each wrong example (lowest first): progress per unit of growth,
+    or −growth without a certificate; an example that does not grow ‖w‖² scores ∞."""
+    if progress is None:
+        return -growth
+    safe = np.where(growth > 0.0, growth, 1.0)
+    return np.where(growth > 0.0, progress / safe, np.inf)
+
+
+def _binary_adversary(learner, X, y_signed, certificate: Certificate | None):
+    """The wrong examples of a binary learner and their scores, at its current weights."""
     c = float(getattr(learner, "bias_feature_", 0.0))
     lr = float(getattr(learner, "lr", 1.0))
     sq_norms = row_norms(X) ** 2 + c * c
     progress = None
-    if certificate is not None and certificate.margins is not None:
+    if isinstance(certificate, Certificate) and certificate.margins is not None:
         scale = augmented_scale(certificate.b, c)
         if scale is not None:
             progress = certificate.margins / scale
+
+    def choose():
+        w, b = training_weights(learner)
+        activation = y_signed * (np.asarray(X @ w).ravel() + b)
+        wrong = np.flatnonzero(activation <= 0.0)
+        growth = sq_norms[wrong] + 2.0 * activation[wrong] / lr
+        return wrong, _least_progress(None if progress is None else progress[wrong], growth)
+
+    return choose
+
+
+def _multiclass_adversary(learner, X, labels, certificate):
+    """The wrong examples of a multiclass (Kesler) learner and their scores (module docstring):
+    the step τ of each, the growth of ‖W‖² and, with a ``MulticlassCertificate``, the progress."""
+    c = float(learner.bias_feature_)
+    sq_norms = row_norms(X) ** 2 + c * c
+    step, capped = learner._kesler_step()
+    certified = None  # (u_r·x_t + b_r) of every row and class, on the unit (U, b/c)
+    if isinstance(certificate, MulticlassCertificate) and (c != 0.0 or certificate.homogeneous):
+        scale = np.sqrt(1.0 + (float(certificate.b @ certificate.b) / c**2 if c else 0.0))
+        certified = (np.asarray(X @ certificate.U.T) + certificate.b) / scale
+
+    def choose():
+        predicted, scores = learner._predictions(X)
+        wrong = np.flatnonzero(predicted != labels)
+        true, guess = labels[wrong], predicted[wrong]
+        gap = scores[wrong, true] - scores[wrong, guess]  # ≤ 0 on a mistake
+        q = sq_norms[wrong]
+        tau = np.full(wrong.shape[0], step)
+        if capped:  # MIRA: min((s_ŷ − s_y + 1)/(2‖x'‖²), M), no step on x' = 0
+            safe = np.where(q > 0.0, q, 1.0)
+            tau = np.where(q > 0.0, np.minimum((1.0 - gap) / (2.0 * safe), step), 0.0)
+        growth = 2.0 * tau * gap + 2.0 * tau * tau * q
+        progress = None
+        if certified is not None:
+            progress = tau * (certified[wrong, true] - certified[wrong, guess])
+        return wrong, _least_progress(progress, growth)
+
+    return choose
+
+
+def adversarial_fit(
+    learner, X, y, certificate: Certificate | MulticlassCertificate | None, rng=None
+) -> np.ndarray:
+    """Play seed 000 §3.2's game against ``learner`` (module docstring); presentations per row."""
+    learner._check_params()
+    X, y = learner._validate_X_y(X, y, reset=True)
+    multiclass = learner.__sklearn_tags__().classifier_tags.multi_class
+    if multiclass:
+        learner.classes_, labels = learner._classes_and_labels(y)
+    else:
+        learner.classes_ = binary_classes(y)
+        labels = learner._signed_labels(y)
+    learner._init_weights(X, None, None)
+    learner._reset_record()
+    if multiclass:
+        choose = _multiclass_adversary(learner, X, labels, certificate)
+    else:
+        choose = _binary_adversary(learner, X, labels, certificate)
+    n = X.shape[0]
     presentations = np.zeros(n, dtype=np.int64)
     budget = int(learner.max_passes) * n
     converged = False
     for _ in range(budget):
-        w, b = training_weights(learner)
-        activation = y_signed * (np.asarray(X @ w).ravel() + b)
-        wrong = np.flatnonzero(activation <= 0.0)
+        wrong, score = choose()
         if wrong.shape[0] == 0:
             converged = True
             break
-        growth = sq_norms[wrong] + 2.0 * activation[wrong] / lr
-        if progress is not None:
-            safe = np.where(growth > 0.0, growth, 1.0)
-            score = np.where(growth > 0.0, progress[wrong] / safe, np.inf)
-        else:
-            score = -growth
         best = np.flatnonzero(score == score.min())
         pick = wrong[best[0] if rng is None else rng.choice(best)]
-        learner._one_pass(X, y_signed, np.array([pick], dtype=np.int64))
+        learner._one_pass(X, labels, np.array([pick], dtype=np.int64))
         presentations[pick] += 1
     learner._finish_record()
     steps = int(learner.n_steps_)

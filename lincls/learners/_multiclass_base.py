@@ -77,6 +77,27 @@ def scores_csr(data, indices, start, end, W, intercept, out):
 
 
 @njit(cache=True, nogil=True)
+def predictions_dense(X, W, intercept, scores):
+    """Every dense row's prediction (int64), its scores into row i of ``scores`` (n, k): the
+    pass's own arithmetic, so a row is wrong here exactly when the pass would err on it."""
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        out[i] = scores_dense(X, i, W, intercept, scores[i])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def predictions_csr(data, indices, indptr, W, intercept, scores):
+    """``predictions_dense`` for CSR rows."""
+    n = indptr.shape[0] - 1
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        out[i] = scores_csr(data, indices, indptr[i], indptr[i + 1], W, intercept, scores[i])
+    return out
+
+
+@njit(cache=True, nogil=True)
 def capped_step(scores, predicted, true, sqnorm, max_step):
     """MIRA's τ = min((s_ŷ − s_y + 1) / (2‖x‖²), M) from the scores; 0 (no step) when x = 0."""
     if sqnorm == 0.0:
@@ -269,6 +290,18 @@ class OnlineMulticlassClassifier(OnlineBinaryClassifier):
         """(the step, whether it is MIRA's τ capped at it): all that tells the rules apart."""
         raise NotImplementedError  # pragma: no cover
 
+    def _predictions(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(the class index the current weights predict for every row, the scores (n, k)), as
+        the pass computes them (validated ``X``, during training: the adversarial order)."""
+        scores = np.empty((X.shape[0], self.classes_.shape[0]), dtype=np.float64)
+        if sp.issparse(X):
+            found = predictions_csr(
+                X.data, X.indices, X.indptr, self.coef_, self.intercept_, scores
+            )
+        else:
+            found = predictions_dense(X, self.coef_, self.intercept_, scores)
+        return found, scores
+
     def _run_pass(self, X, y, order):
         n = order.shape[0]
         rows, steps = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -294,6 +327,8 @@ __all__ = [
     "kesler_pass_csr",
     "kesler_pass_dense",
     "multiclass_classes",
+    "predictions_csr",
+    "predictions_dense",
     "scores_csr",
     "scores_dense",
 ]
