@@ -9,6 +9,8 @@ its point rescaled onto the constraints (so it is a feasible comparator's value,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -17,9 +19,9 @@ from sklearn.base import clone
 from lincls.bounds import _best
 from lincls.bounds._registry import RunFacts
 from lincls.certificates import CertificateCache, certificates_of, primary
-from lincls.data import make_separable
+from lincls.data import make_multiclass, make_separable
 from lincls.evaluation import RunPlan, fit_and_evaluate
-from lincls.learners import Perceptron
+from lincls.learners import MarginPerceptron, MulticlassPerceptron, PassiveAggressive, Perceptron
 from lincls.orders import fit_in_order
 
 INSTANCES = 210
@@ -126,3 +128,63 @@ def test_an_order_that_presents_every_row_keeps_the_comparator_and_its_cache_key
     assert len(_hard_keys(tmp_path)) == 2
     assert fewer.radius < every.radius
     assert fewer.solution.value <= every.solution.value * (1.0 + 1e-9)
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: MarginPerceptron(tau=0.1, lr=0.5), "margin_perceptron"),
+        (lambda: PassiveAggressive(variant="pa"), "pa"),
+    ],
+)
+def test_the_margin_perceptron_and_pa_use_the_presented_rows_too(make, name, tmp_path):
+    rng = np.random.default_rng(11)
+    plan = RunPlan(order="adversarial", svm=True, cache_dir=str(tmp_path))
+    for index in range(30):
+        data, _ = _instance(3 * index + 1, rng)  # a bias feature: offsets allowed
+        outcome = fit_and_evaluate(make(), data, plan)
+        replay = make()
+        certs, _ = certificates_of(data, replay, True, str(tmp_path))
+        counts = fit_in_order(replay, data.X, data.y, "adversarial", 0, 0, primary(certs))
+        assert np.array_equal(replay.mistake_indices_, outcome.learner.mistake_indices_)
+        shown = counts > 0
+        A = _signed_vectors(data, replay)
+        u = np.r_[data.u, data.b / replay.bias_feature_]
+        radius_sq = float(np.max(np.sum(A[shown] ** 2, axis=1)))
+        reference = radius_sq * independent_minimum(A[shown], u / np.min(A[shown] @ u))
+        if name == "margin_perceptron":  # (R'² + 2τ/η)‖v‖²
+            reference *= 1.0 + 2.0 * 0.1 / 0.5 / radius_sq
+        assert outcome.metrics[f"bound.{name}"] == pytest.approx(reference, rel=RELATIVE), index
+
+
+def test_the_multiclass_comparator_meets_the_presented_rows_alone(tmp_path):
+    data = make_multiclass(n=24, d=2, n_classes=3, margin=0.05, radius=1.0, seed=4, n_test=0)
+    learner = MulticlassPerceptron(max_passes=20)
+    counts = fit_in_order(learner, data.X, data.y, "adversarial", 0, 0)
+    shown = counts > 0
+    assert 0 < shown.sum() < 24
+    X = np.hstack([data.X, np.ones((24, 1))])
+    index = np.searchsorted(learner.classes_, data.y)
+    # Kesler's rows by hand: e_y ⊗ x' − e_r ⊗ x' for every presented row and r ≠ y
+    rows = []
+    for t in np.flatnonzero(shown):
+        for r in range(3):
+            if r != index[t]:
+                row = np.zeros((3, 3))
+                row[index[t]], row[r] = X[t], -X[t]
+                rows.append(row.ravel())
+    A = np.array(rows)
+    start = np.zeros((3, 3))
+    start[:, :2] = data.U
+    start = start.ravel() / np.min(A @ start.ravel())
+    radius_sq = float(np.max(np.sum(X[shown] ** 2, axis=1)))
+    reference = radius_sq * independent_minimum(A, start)
+    facts = RunFacts(
+        learner=learner, radius=data.radius, certificate=None, presentations=counts, X=data.X,
+        y=data.y, data_key=data.fingerprint, cache_dir=str(tmp_path),
+    )  # fmt: skip
+    found = _best.multiclass_separator(facts)
+    assert found.radius == pytest.approx(np.sqrt(radius_sq), rel=1e-12)
+    assert found.solution.value == pytest.approx(reference, rel=RELATIVE)
+    everywhere = _best.multiclass_separator(replace(facts, presentations=None))
+    assert everywhere.solution.value > found.solution.value * (1.0 + RELATIVE)
