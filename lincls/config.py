@@ -356,6 +356,7 @@ class TrackingConfig:
 class CertificatesConfig:
     svm: bool = True
     cache_dir: str | None = None
+    best: bool = True
 
 
 @dataclass

@@ -54,6 +54,8 @@ class RunPlan:
 
     ``order`` and ``orders``: ``lincls.orders``; ``seed`` seeds the orderings. ``svm``: also
     certify with SVMs (``lincls.certificates``), cached in ``cache_dir`` (None: no cache).
+    ``best``: also evaluate each bound at its best comparator (``lincls.comparators``), with or
+    without the SVMs.
     """
 
     order: str = "fixed"
@@ -61,6 +63,7 @@ class RunPlan:
     seed: int = 0
     svm: bool = True
     cache_dir: str | None = None
+    best: bool = True
 
 
 def plan_of(config: Mapping[str, Any]) -> RunPlan:
@@ -75,12 +78,15 @@ def plan_of(config: Mapping[str, Any]) -> RunPlan:
     svm = settings.get("svm", True)
     if not isinstance(svm, bool):
         raise LinclsInputError("certificates.svm", f"must be true or false, got {svm!r}")
+    best = settings.get("best", True)
+    if not isinstance(best, bool):
+        raise LinclsInputError("certificates.best", f"must be true or false, got {best!r}")
     cache_dir = settings.get("cache_dir")
     if cache_dir is None:  # beside the store, whose directory the store's own check covers
         cache_dir = default_cache_dir((config.get("tracking") or {}).get("uri"))
     else:
         _check_writable("certificates.cache_dir", str(cache_dir))
-    return RunPlan(str(order), int(orders), int(config.get("seed", 0)), svm, str(cache_dir))
+    return RunPlan(str(order), int(orders), int(config.get("seed", 0)), svm, str(cache_dir), best)
 
 
 def prepare(config: Mapping[str, Any]):
@@ -164,9 +170,10 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     With ``plan.orders`` > 1 the learner is fitted once per ordering (clones): ``mistakes`` is
     their mean, ``fit_seconds`` their total; accuracies and curves are the first ordering's. Each
     bound is evaluated per ordering and logged at the ordering that comes closest to breaking it
-    (``measures.bound_metrics``). Without a plan: the fixed order, no SVM certificates.
+    (``measures.bound_metrics``). Without a plan: the fixed order, no SVM certificates and no
+    best comparators.
     """
-    plan = plan or RunPlan(svm=False)
+    plan = plan or RunPlan(svm=False, best=False)
     played = None
     if isinstance(dataset, PerceptronGame):  # the learner is fitted as the game is played
         _check_game(plan)
@@ -217,8 +224,8 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
                 sq_norms=sq_norms,
                 presentations=shown,
                 n_train=dataset.X.shape[0],
-                # with SVM certificates on, each bound also finds its best comparator
-                X=dataset.X if plan.svm else None,
+                # with certificates.best on, each bound also finds its best comparator
+                X=dataset.X if plan.best else None,
                 y=dataset.y,
                 data_key=dataset.fingerprint,
                 cache_dir=plan.cache_dir,

@@ -260,6 +260,7 @@ def test_logged_run(store):
             "dataset.offset=0.2",
             "dataset.n_test=100",
             "certificates.svm=false",  # the generator's certificate only: a hand formula
+            "certificates.best=false",
             f"tracking.uri={store}",
         ]
     )

@@ -40,7 +40,7 @@ def _sweep(store: Path, configs: int, launcher: list[str]) -> tuple[float, list]
     args = [
         sys.executable, "-m", "experiments.run", "-m", f"learner={LEARNERS}",
         f"seed=range(0,{seeds})", "dataset.n=1000", "dataset.d=20", "passes=10",
-        "certificates.svm=false",
+        "certificates.svm=false", "certificates.best=false",
         f"tracking.uri={uri}", f"certificates.cache_dir={store / 'certificates'}",
         f"hydra.sweep.dir={store / 'sweep'}", *launcher,
     ]  # fmt: skip
