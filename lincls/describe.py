@@ -13,7 +13,7 @@ from lincls.tags import learner_label
 
 CURVE_STEPS = {
     "cumulative_mistakes": "examples presented",
-    "cumulative_mistakes_bound": "examples presented (the tightest bound, for overlay)",
+    "cumulative_mistakes_bound": "examples presented (the tightest a priori bound, for overlay)",
     "mistakes_per_pass": "passes",
     "mistakes_per_batch": "mini-batches",
     "lemma.progress": "mistakes (w·u/γ; Lemma 1 keeps it ≥ the mistake count)",
@@ -22,6 +22,18 @@ CURVE_STEPS = {
     "log_likelihood_per_iteration": "iterations",
 }
 FACTORS = ("progress", "angle", "norm")
+# A slack factor this close to 1 is 1 up to rounding: it holds nothing back.
+FACTOR_ROUNDING = 1e-9
+
+
+def _passes(count: Any) -> str:
+    return f"{_g(count)} pass" + ("" if count == 1 else "es")
+
+
+def held_back_by(factors: Mapping[str, float]) -> str | None:
+    """The slack factor furthest below 1, or None when every one is 1 up to rounding."""
+    weakest = min(factors, key=factors.__getitem__)
+    return weakest if factors[weakest] < 1.0 - FACTOR_ROUNDING else None
 
 
 def _g(value: Any) -> str:
@@ -46,31 +58,39 @@ def describe_run(
         f"**{learner_label(learner)}** on **{dataset.get('name')}**"
         + (f" ({shape})" if shape else "")
         + f", order {tags.get('order', config.get('order', 'fixed'))}, seed {config.get('seed')}, "
-        f"up to {config.get('passes')} passes.",
+        f"up to {_passes(config.get('passes'))}.",
         "",
     ]
     if "mistakes" in metrics:
         lines.append(
-            f"{_g(metrics['mistakes'])} mistakes in {_g(metrics.get('passes_run', 0))} passes "
+            f"{_g(metrics['mistakes'])} mistakes in {_passes(metrics.get('passes_run', 0))} "
             f"(certified margin γ = {_g(metrics.get('margin', float('nan')))}, "
             f"radius R = {_g(metrics.get('radius', float('nan')))})."
         )
-    if "bound.tightest" in metrics:
+    for key, family in (("tightest", "a priori"), ("tightest_a_posteriori", "a posteriori")):
+        if f"bound.{key}" in metrics:
+            lines.append(
+                f"Tightest {family} bound: **{tags.get(f'bound.{key}')}** = "
+                f"{_g(metrics[f'bound.{key}'])}, ratio mistakes/bound = "
+                f"**{_g(metrics[f'bound_ratio.{key}'])}**."
+            )
+    if tags.get("bound_violated") == "true":
+        lines.append("A bound is VIOLATED (see the `bound_ratio.*` above 1).")
+    if tags.get("bounds.vacuous"):
         lines.append(
-            f"Tightest bound: **{tags.get('bound.tightest')}** = {_g(metrics['bound.tightest'])}, "
-            f"ratio mistakes/bound = **{_g(metrics['bound_ratio.tightest'])}**"
-            + (" — VIOLATED" if tags.get("bound_violated") == "true" else "")
-            + "."
+            "Vacuous here (at or above the mistakes any learner could make on this run's "
+            f"sequence, so they say nothing of it; logged without a ratio): "
+            f"{tags['bounds.vacuous']}."
         )
-    elif tags.get("bounds.none"):
+    if "bound.tightest" not in metrics and tags.get("bounds.none"):
         lines.append(f"No mistake bound: {tags['bounds.none']}.")
     if "bound_slack.progress" in metrics:
         factors = {f: metrics[f"bound_slack.{f}"] for f in FACTORS}
-        weakest = min(factors, key=factors.__getitem__)
+        weakest = held_back_by(factors)
         lines.append(
             f"Against {tags.get('bound_slack.bound', 'Novikoff')}, mistakes/bound = "
             + " · ".join(f"{f} {_g(v)}" for f, v in factors.items())
-            + f": held back by **{weakest}**."
+            + (f": held back by **{weakest}**." if weakest else ": every factor is 1.")
         )
     charted = [name for name in CURVE_STEPS if name in curves]
     if charted:

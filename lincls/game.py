@@ -17,7 +17,13 @@ and every mistake bound with those numbers applies to it. Strategies:
   grows by γ a round, so A forces a mistake while kγ² ≤ c²/2: about (R² − γ²)/(2γ²) mistakes,
   half of Novikoff's (R/γ)². Measured (tests/test_game.py): at γ/R = 0.01 in d = 2, 5,000
   mistakes, ratio 0.500 to (R/γ)²; the fitted slope of log mistakes on log γ over
-  γ/R ∈ [0.01, 0.3] is −1.98. Whether any planar strategy beats 1/2 is not settled here.
+  γ/R ∈ [0.01, 0.3] is −1.98. No planar strategy does better against the perceptron without a
+  bias: write w = a·u + b·e; a mistake on z needs w·z ≤ 0, so b and z's e-part have opposite
+  signs and |b|·c ≥ a·γ, with a ≥ kγ after k mistakes. If mistakes k + 1 and k + 2 both happen,
+  the e-part must swing across zero and back within ‖z‖ ≤ R, which forces kγ²/c < c/2, so
+  M < (R² − γ²)/(2γ²) + 2: the flip count or one more. An exact dynamic program over the plane
+  on a fine grid agrees. Half of (R/γ)² is what d = 2 allows; the orthogonal strategy needs
+  d ≥ (R/γ)² to reach all of it.
 - ``"orthogonal"`` (d ≥ N = ⌊(R/γ)²⌋): u = Σ_{i<N} σ_i e_{π(i)}/√N for random signs σ and
   coordinates π, and example k is R·σ_k·e_{π(k)}. Its coordinate is new, so w·x = 0 exactly
   (a mistake), and u·(y x) = R/√N ≥ γ. After N rounds Novikoff's theorem (proved in seed 000,

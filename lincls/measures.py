@@ -15,7 +15,7 @@ from sklearn.linear_model._base import LinearClassifierMixin
 
 from lincls import bounds as bounds_mod
 from lincls.bounds._best import separator as best_separator
-from lincls.bounds._registry import BEST
+from lincls.bounds._registry import A_POSTERIORI, A_PRIORI, BEST
 from lincls.data import Dataset, column_names
 from lincls.geometry import Certificate, hinge_deficit
 from lincls.slack import Comparator, novikoff_comparator, novikoff_slack
@@ -113,7 +113,8 @@ def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:
     """The online record of the fits (one per ordering): counts averaged, the first one's curves.
 
     ``mistakes`` is the mean over orderings, with ``mistakes_std``, ``_min``, ``_max`` when
-    there are several (as LIBOL reports); a mini-batch learner adds its batches.
+    there are several (as LIBOL reports); ``presented`` the examples presented (the mean); a
+    mini-batch learner adds its batches.
     """
     learner = learners[0]
     mistakes = np.array([m.mistakes_ for m in learners], dtype=np.float64)
@@ -122,6 +123,8 @@ def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:
         "updates": float(np.mean([m.updates_ for m in learners])),
         "passes_run": float(np.mean([m.n_passes_ for m in learners])),
         "converged": float(np.mean([m.converged_ for m in learners])),
+        # the trivial bound: a mistake bound at or above it is vacuous
+        "presented": float(np.mean([m.n_steps_ for m in learners])),
     }
     if len(learners) > 1:
         metrics.update(
@@ -148,36 +151,65 @@ def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:
     return metrics, curves
 
 
+TIGHTEST = {A_PRIORI: "tightest", A_POSTERIORI: "tightest_a_posteriori"}
+
+
+def bound_ratio(mistakes: float, bound: float) -> float:
+    """mistakes / bound, exactly 1 where the count meets the bound up to ``holds``' tolerance.
+
+    A bound computed as 9.000000000000002 for 9 mistakes reads 1, and a count that ``holds``
+    accepts never reads above 1: a ratio above 1 is a violation, and only that.
+    """
+    ratio = float(mistakes) / float(bound)
+    if bounds_mod.holds(mistakes, bound) and ratio >= 1.0 - bounds_mod.RELATIVE_TOLERANCE:
+        return 1.0
+    return ratio
+
+
 def bound_metrics(
     evaluations: list, mistakes: np.ndarray, test_error: float | None
 ) -> tuple[dict[str, float], dict[str, str]]:
     """Each bound at the ordering closest to breaking it, the tightest, and why others are out.
 
     A mistake bound is a worst case over orders, so the worst ordering is its test:
-    ``bound_ratio.X`` = max over orderings of mistakes / bound.
+    ``bound_ratio.X`` = max over orderings of mistakes / bound (``bound_ratio``). A bound that is
+    vacuous in every ordering (at or above the examples presented) logs its value, no ratio, and
+    is named in the tag ``bounds.vacuous``. The tightest is named per family: ``bound.tightest``
+    among the a priori bounds, ``bound.tightest_a_posteriori`` among those that read the run's
+    own mistakes; a vacuous bound is never either.
     """
     metrics: dict[str, float] = {}
     tags: dict[str, str] = {}
     violated = False
     logged: dict[str, tuple[float, float]] = {}
+    vacuous: list[str] = []
     for name in evaluations[0].values:
-        per_order = [
-            (float(mistakes[k] / ev.values[name]), ev.values[name], k)
-            for k, ev in enumerate(evaluations)
-            if name in ev.values
-        ]
-        ratio, value, k = max(per_order)
-        violated |= any(not bounds_mod.holds(mistakes[j], v) for _, v, j in per_order)
-        logged[name] = (value, ratio)
+        applied = [(k, ev) for k, ev in enumerate(evaluations) if name in ev.values]
+        violated |= any(not bounds_mod.holds(mistakes[k], ev.values[name]) for k, ev in applied)
+        informative = [(k, ev) for k, ev in applied if name not in ev.vacuous]
+        if informative:
+            ratio, value, k = max(
+                (bound_ratio(mistakes[k], ev.values[name]), ev.values[name], k)
+                for k, ev in informative
+            )
+            logged[name] = (value, ratio)
+            metrics[f"bound_ratio.{name}"] = ratio
+        else:  # it says nothing in any ordering: its value, for the record, and no ratio
+            k = min(applied, key=lambda pair: pair[1].values[name])[0]
+            value = evaluations[k].values[name]
+            vacuous.append(name)
         metrics[f"bound.{name}"] = value
-        metrics[f"bound_ratio.{name}"] = ratio
         tags[f"bound.{name}.certificate"] = evaluations[k].sources[name]
         for key, detail in evaluations[k].details.get(name, {}).items():
             metrics[f"bound_param.{name}.{key}"] = detail
-    if logged:
-        name = min(logged, key=lambda n: logged[n][0])
-        metrics["bound.tightest"], metrics["bound_ratio.tightest"] = logged[name]
-        tags["bound.tightest"] = name
+    for family, key in TIGHTEST.items():
+        mine = [n for n in logged if bounds_mod.family_of(n) == family]
+        if mine:
+            name = min(mine, key=lambda n: logged[n][0])
+            metrics[f"bound.{key}"], metrics[f"bound_ratio.{key}"] = logged[name]
+            tags[f"bound.{key}"] = name
+    if vacuous:
+        tags["bounds.vacuous"] = ", ".join(vacuous)
     for name, value in evaluations[0].test_error.items():
         metrics[f"test_error_bound.{name}"] = value
         tags[f"test_error_bound.{name}.certificate"] = evaluations[0].sources[name]

@@ -28,6 +28,8 @@ TAGS_KEPT = (
     "order",
     "bound_violated",
     "bound.tightest",
+    "bound.tightest_a_posteriori",
+    "bounds.vacuous",
     "bounds.none",
     "lincls.study",
     "lincls.role",

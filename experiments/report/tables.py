@@ -14,11 +14,12 @@ import numpy as np
 import pandas as pd
 
 from experiments.report.collect import column
-from lincls.bounds import holds
+from lincls.bounds import RELATIVE_TOLERANCE, family_of, holds
 
 THEORY_SLOPE_GAMMA = -2.0  # Novikoff: M ≤ (R/γ)², reached on worst-case orders
 THEORY_SLOPE_RADIUS = 2.0
 _BOUND = re.compile(r"^metrics\.bound\.([^.]+)$")
+TIGHTEST = ("tightest", "tightest_a_posteriori")  # per family: a priori, a posteriori
 
 
 def learner_labels(frame: pd.DataFrame) -> pd.Series:
@@ -49,9 +50,23 @@ def orders_of(frame: pd.DataFrame) -> pd.Series:
 
 
 def bound_names(frame: pd.DataFrame) -> list[str]:
-    """The mistake bounds logged (``bound.<name>``), ``tightest`` last."""
-    names = sorted({m.group(1) for c in frame.columns if (m := _BOUND.match(c))} - {"tightest"})
-    return names + (["tightest"] if "metrics.bound.tightest" in frame.columns else [])
+    """The mistake bounds logged (``bound.<name>``), the tightest of each family last."""
+    names = sorted({m.group(1) for c in frame.columns if (m := _BOUND.match(c))} - set(TIGHTEST))
+    return names + [t for t in TIGHTEST if f"metrics.bound.{t}" in frame.columns]
+
+
+def bound_family(bound: str) -> str:
+    """``a priori`` or ``a posteriori`` (a bound that reads the run's own mistakes)."""
+    if bound in TIGHTEST:
+        return "a posteriori" if bound == TIGHTEST[1] else "a priori"
+    return family_of(bound).replace("_", " ")
+
+
+def vacuous(frame: pd.DataFrame, bound: str) -> pd.Series:
+    """Whether ``bound`` was vacuous in each run (at or above the examples it presented: the
+    runner's tag ``bounds.vacuous``); such a run logs the value and no ratio."""
+    tag = column(frame, "tags.bounds.vacuous").astype(object).fillna("").astype(str)
+    return tag.map(lambda names: bound in names.split(", "))
 
 
 def violations(frame: pd.DataFrame, bound: str) -> pd.Series:
@@ -71,13 +86,22 @@ def violations(frame: pd.DataFrame, bound: str) -> pd.Series:
     return pd.Series(broke, index=frame.index) & value.notna()
 
 
+BOUND_COLUMNS = [
+    "learner", "bound", "family", "runs", "vacuous", "violations", "median_ratio", "max_ratio"
+]  # fmt: skip
+
+
 def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per learner and bound: runs, violations, median and max bound ratio."""
+    """Per learner and bound: its family, runs, vacuous runs, violations, median and max ratio.
+
+    The ratios are over the runs where the bound is not vacuous (those log no ratio).
+    """
     labels = learner_labels(frame)
     rows = []
     for bound in bound_names(frame):
         has = column(frame, f"metrics.bound.{bound}").notna()
         broke = violations(frame, bound)
+        empty = vacuous(frame, bound)
         ratio = column(frame, f"metrics.bound_ratio.{bound}")
         for label in sorted(labels[has].unique()):
             mine = has & (labels == label)
@@ -85,15 +109,15 @@ def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
                 {
                     "learner": label,
                     "bound": bound,
+                    "family": bound_family(bound),
                     "runs": int(mine.sum()),
+                    "vacuous": int(empty[mine].sum()),
                     "violations": int(broke[mine].sum()),
                     "median_ratio": float(ratio[mine].median()),
                     "max_ratio": float(ratio[mine].max()),
                 }
             )
-    table = pd.DataFrame(
-        rows, columns=["learner", "bound", "runs", "violations", "median_ratio", "max_ratio"]
-    )
+    table = pd.DataFrame(rows, columns=BOUND_COLUMNS)
     return table.sort_values(["learner", "bound"], key=_tightest_last, kind="stable").reset_index(
         drop=True
     )
@@ -101,7 +125,7 @@ def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _tightest_last(column: pd.Series) -> pd.Series:
     if column.name == "bound":
-        return column.map(lambda b: (b == "tightest", b))
+        return column.map(lambda b: (b in TIGHTEST, b))
     return column
 
 
@@ -117,6 +141,7 @@ class SlopeFit:
     slope_radius: float = math.nan
     rms: float = math.nan
     note: str = ""
+    identity: bool = False  # every run met its bound exactly: the slopes restate the bound
 
 
 def dataset_labels(frame: pd.DataFrame) -> pd.Series:
@@ -134,7 +159,8 @@ def slack_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per learner × dataset: the median of each Novikoff slack factor and the smallest one.
 
     The factors multiply to mistakes / bound (``lincls.slack``); the smallest median is the one
-    that keeps the runs furthest from their bound.
+    that keeps the runs furthest from their bound, named only when it is below 1 by more than
+    rounding (a run at its bound is held back by nothing: "–").
     """
     factors = {f: column(frame, f"metrics.bound_slack.{f}") for f in SLACK_FACTORS}
     logged = factors["progress"].notna()
@@ -142,19 +168,46 @@ def slack_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (learner, dataset), group in keys[logged].groupby(["learner", "dataset"]):
         medians = {f: float(factors[f].loc[group.index].median()) for f in SLACK_FACTORS}
+        weakest = min(medians, key=medians.__getitem__)
         rows.append(
             {"learner": learner, "dataset": dataset, "runs": int(group.shape[0]), **medians,
-             "held_back_by": min(medians, key=medians.__getitem__)}
+             "held_back_by": weakest if medians[weakest] < 1.0 - RELATIVE_TOLERANCE else "–"}
         )  # fmt: skip
     columns = ["learner", "dataset", "runs", *SLACK_FACTORS, "held_back_by"]
     return pd.DataFrame(rows, columns=columns)
 
 
+def distinct_configurations(frame: pd.DataFrame) -> pd.Series:
+    """Which runs are the first of their configuration: runs on the same data (dataset
+    fingerprint) with the same learner label and order are one configuration, their seeds
+    aside, unless the seed also orders the data (a shuffled or adversarial order, several
+    orderings). A run without a fingerprint counts as its own configuration."""
+    fingerprint = column(frame, "tags.dataset.fingerprint")
+    order = orders_of(frame).astype(str)
+    several = column(frame, "metrics.orders").fillna(1.0) > 1
+    seeded = (order != "fixed") | several
+    seed = column(frame, "params.seed").astype(object).where(seeded, "")
+    own = pd.Series(frame.index.astype(str), index=frame.index)
+    key = pd.DataFrame(
+        {
+            "fingerprint": fingerprint.astype(object).where(fingerprint.notna(), own),
+            "learner": learner_labels(frame),
+            "order": order,
+            "seed": seed.astype(str),
+        }
+    )
+    return ~key.duplicated()
+
+
 def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
     """Least-squares slopes of log mistakes on log γ (``margin``) and log R (``radius``).
 
-    One fit per learner × dataset × order, over its runs with mistakes > 0; a variable that is
-    the same in every run is left out of the fit, and a fit that cannot be made says why.
+    One fit per learner × dataset × order, over its distinct configurations
+    (``distinct_configurations``: a seed that gives the same data and order is the same point
+    again) with mistakes > 0; a variable that is the same in every run is left out of the fit,
+    and a fit that cannot be made says why. A group whose every run meets its tightest bound
+    exactly is marked an identity: its slopes restate the bound's exponents (the instance is
+    built so), they are not evidence about the learner.
     """
     keys = pd.DataFrame(
         {
@@ -163,16 +216,24 @@ def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
             "order": orders_of(frame).astype(str),
         }
     )
+    distinct = distinct_configurations(frame)
     mistakes = column(frame, "metrics.mistakes")
     gamma = column(frame, "metrics.margin")
     radius = column(frame, "metrics.radius")
+    ratio = column(frame, "metrics.bound_ratio.tightest")
     fits = []
     for (learner, dataset, order), group in keys.groupby(["learner", "dataset", "order"]):
-        m, g, r = (s.loc[group.index].to_numpy(float) for s in (mistakes, gamma, radius))
+        index = group.index[distinct.loc[group.index].to_numpy()]
+        m, g, r = (s.loc[index].to_numpy(float) for s in (mistakes, gamma, radius))
         usable = np.isfinite(m) & np.isfinite(g) & np.isfinite(r) & (m > 0) & (g > 0) & (r > 0)
         fit = SlopeFit(learner, dataset, order, int(usable.sum()))
         fits.append(fit)
         notes = []
+        if len(index) < group.shape[0]:
+            notes.append(
+                f"{group.shape[0]} runs, {len(index)} distinct configurations (seeds that "
+                "give the same data and order are one point)"
+            )
         if (~usable).any():
             notes.append(f"{int((~usable).sum())} runs without mistakes, γ or R left out")
         log_m, log_g, log_r = np.log(m[usable]), np.log(g[usable]), np.log(r[usable])
@@ -200,12 +261,20 @@ def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
                 fit.slope_radius = float(coef[k])
             else:
                 notes.append("R the same in every run")
+            fit.identity = bool((ratio.loc[index[usable]] == 1.0).all())
+            if fit.identity:
+                notes.insert(
+                    0,
+                    "identity, not evidence: every run meets its tightest bound exactly (the "
+                    "instance is built so), so the slopes restate the bound",
+                )
         fit.note = "; ".join(notes)
     return fits
 
 
 def family_ranges(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset family: runs with a bound, the min and max ratio of the tightest bound."""
+    """Per dataset family: runs with a bound, the min and max ratio of the tightest a priori
+    bound (never a vacuous one: ``lincls.measures.bound_metrics``)."""
     ratio = column(frame, "metrics.bound_ratio.tightest")
     dataset = dataset_labels(frame)
     rows = []

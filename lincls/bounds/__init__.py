@@ -18,6 +18,9 @@ from lincls.bounds import (
     winnow,
 )
 from lincls.bounds._registry import (
+    A_POSTERIORI,
+    A_PRIORI,
+    FAMILIES,
     REGISTRY,
     RELATIVE_TOLERANCE,
     TEST_ERROR,
@@ -26,7 +29,9 @@ from lincls.bounds._registry import (
     Evaluation,
     RunFacts,
     evaluate,
+    family_of,
     holds,
+    trivial_bound,
 )
 from lincls.bounds.alma import alma_bound
 from lincls.bounds.data_dependent import mohri_rostamizadeh
@@ -39,6 +44,9 @@ from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
 from lincls.bounds.winnow import winnow1_bound, winnow2_bound
 
 __all__ = [
+    "A_POSTERIORI",
+    "A_PRIORI",
+    "FAMILIES",
     "REGISTRY",
     "RELATIVE_TOLERANCE",
     "TEST_ERROR",
@@ -51,6 +59,7 @@ __all__ = [
     "data_dependent",
     "deficit",
     "evaluate",
+    "family_of",
     "freund_schapire",
     "freund_schapire_grid",
     "holds",
@@ -70,6 +79,7 @@ __all__ = [
     "pa_bound",
     "passive_aggressive",
     "perceptron",
+    "trivial_bound",
     "voted_test_error",
     "winnow",
     "winnow1_bound",

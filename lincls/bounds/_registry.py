@@ -25,6 +25,11 @@ RELATIVE_TOLERANCE = 1e-9
 MISTAKES = "mistakes"
 BEST = "best"
 TEST_ERROR = "test_error"
+# A priori: a function of the data and a comparator, known before the run. A posteriori: a
+# function of the run's own mistakes (e.g. Mohri–Rostamizadeh's sum over the mistake rounds).
+A_PRIORI = "a_priori"
+A_POSTERIORI = "a_posteriori"
+FAMILIES = (A_PRIORI, A_POSTERIORI)
 
 
 def holds(mistakes: float, bound: float) -> bool:
@@ -76,7 +81,12 @@ class BoundSpec:
     expected error of the final hypothesis; logged apart, never compared with mistakes).
     ``best``, where the theorem's comparators form a convex set, computes the bound at its best
     comparator (a ``BoundValue`` whose details name its margin, radius and duality gap) or says
-    why not; it competes with the certificates under the source name ``BEST``.
+    why not; it competes with the certificates under the source name ``BEST``. ``family`` is
+    ``A_PRIORI`` or ``A_POSTERIORI`` (it reads the run's own mistakes): the two are ranked apart.
+    ``sequence`` marks a theorem about the presented sequence itself (its deficits, its mistake
+    rounds: Freund–Schapire, Mohri–Rostamizadeh), as opposed to one that holds for every
+    sequence of the data's margin and radius, however long (Novikoff); it sets what the bound
+    is vacuous against (``trivial_bound``).
     """
 
     name: str
@@ -84,16 +94,43 @@ class BoundSpec:
     value: Callable[[RunFacts], float | BoundValue]
     kind: str = MISTAKES
     best: Callable[[RunFacts], BoundValue | str] | None = None
+    family: str = A_PRIORI
+    sequence: bool = False
 
 
 REGISTRY: list[BoundSpec] = []
+
+
+def family_of(name: str) -> str:
+    """The family (``A_PRIORI`` or ``A_POSTERIORI``) of the registered bound ``name``."""
+    return next((s.family for s in REGISTRY if s.name == name), A_PRIORI)
+
+
+def trivial_bound(learner, n_train: int | None, sequence: bool) -> float | None:
+    """What no learner can exceed, for a bound: at or above it the bound is vacuous.
+
+    A theorem about the presented sequence (``BoundSpec.sequence``) is vacuous at or above the
+    number of examples presented (``n_steps_``): Freund–Schapire at v = 0 is exactly that count.
+    A theorem about every sequence of the data's margin and radius, however long, is vacuous at
+    or above the most examples the run could present (``max_passes`` × the rows; a game's
+    adversary stops when it can force no more, not at a length). None if not recorded.
+    """
+    steps = getattr(learner, "n_steps_", None)
+    if steps is None:
+        return None
+    passes = getattr(learner, "max_passes", None)
+    if sequence or passes is None or n_train is None:
+        return float(steps)
+    return float(max(steps, int(passes) * int(n_train)))
 
 
 @dataclass(frozen=True)
 class Evaluation:
     """The bounds that apply to a run, the certificate each used, and why each other does not.
 
-    ``values`` are mistake bounds; ``test_error`` holds the test-error bounds.
+    ``values`` are mistake bounds; ``test_error`` holds the test-error bounds. ``vacuous`` names
+    the mistake bounds at or above what no learner can exceed (``trivial_bound``): they hold
+    whatever the learner does, so they are never a run's tightest.
     """
 
     values: dict[str, float]
@@ -101,14 +138,20 @@ class Evaluation:
     sources: dict[str, str] = field(default_factory=dict)
     details: dict[str, dict[str, float]] = field(default_factory=dict)
     test_error: dict[str, float] = field(default_factory=dict)
+    vacuous: frozenset[str] = frozenset()
+
+    def tightest_of(self, family: str = A_PRIORI) -> tuple[str, float] | None:
+        """The smallest non-vacuous mistake bound of ``family``, as (name, value)."""
+        found = [n for n in self.values if n not in self.vacuous and family_of(n) == family]
+        if not found:
+            return None
+        name = min(found, key=self.values.__getitem__)
+        return name, self.values[name]
 
     @property
     def tightest(self) -> tuple[str, float] | None:
-        """The smallest applicable mistake bound, as (name, value)."""
-        if not self.values:
-            return None
-        name = min(self.values, key=self.values.__getitem__)
-        return name, self.values[name]
+        """The smallest non-vacuous a priori mistake bound, as (name, value)."""
+        return self.tightest_of(A_PRIORI)
 
 
 def _as_bound_value(result: Any) -> BoundValue:
@@ -166,4 +209,15 @@ def evaluate(facts: RunFacts) -> Evaluation:
         sources[spec.name] = best[1]
         if best[0].details:
             details[spec.name] = best[0].details
-    return Evaluation(values, skipped, sources, details, test_error)
+    n_train = facts.n_train if facts.n_train is not None else _rows(facts.X)
+    vacuous = set()
+    for spec in REGISTRY:
+        trivial = trivial_bound(facts.learner, n_train, spec.sequence)
+        if spec.name in values and trivial is not None:
+            if values[spec.name] >= trivial * (1.0 - RELATIVE_TOLERANCE):
+                vacuous.add(spec.name)
+    return Evaluation(values, skipped, sources, details, test_error, frozenset(vacuous))
+
+
+def _rows(X) -> int | None:
+    return None if X is None else int(X.shape[0])

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import A_POSTERIORI, REGISTRY, BoundSpec, BoundValue, RunFacts
 from lincls.bounds.deficit import (
     _fs_applies,
     _fs_learner,
@@ -82,4 +82,6 @@ def _mr_best(facts: RunFacts) -> BoundValue | str:
     return best
 
 
-REGISTRY.append(BoundSpec("mohri_rostamizadeh", _mr_applies, _mr_value, best=_mr_best))
+REGISTRY.append(
+    BoundSpec("mohri_rostamizadeh", _mr_applies, _mr_value, best=_mr_best, family=A_POSTERIORI)
+)

@@ -187,7 +187,9 @@ def _voted_best(facts: RunFacts) -> BoundValue | str:
 
 REGISTRY.extend(
     [
-        BoundSpec("freund_schapire", _fs_applies, _fs_value, best=best_freund_schapire),
+        BoundSpec(
+            "freund_schapire", _fs_applies, _fs_value, best=best_freund_schapire, sequence=True
+        ),
         BoundSpec("voted_fs99", _voted_applies, _voted_value, kind=TEST_ERROR, best=_voted_best),
     ]
 )

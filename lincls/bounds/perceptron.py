@@ -34,6 +34,11 @@ def novikoff_2r(radius: float, margin: float) -> float:
     """Cristianini & Shawe-Taylor (2000), Thm 2.3 (seed 004): (2R/γ)² for the rule b += η·y·R².
 
     R is the radius the rule uses; it must bound every presented ‖x_t‖ and the separator's |b|.
+    The rule is exactly b += η·y·R², the constant feature c = R: ``novikoff_bias`` at c = R gives
+    (R_p² + R²)(1 + b²/R²)/γ² ≤ 2R²·2/γ² when R_p ≤ R and |b| ≤ R. A bias step scaled by a decay
+    (b += η·y·R²·decay) is the constant feature c = R√decay, a different rule: there
+    (R² + c²)(1 + b²/c²)/γ² grows like b²/(decay·γ²) as the decay falls, far past (2R/γ)², and
+    only ``novikoff_bias`` (at that c) covers it.
     """
     return (2.0 * radius / margin) ** 2
 
@@ -83,6 +88,9 @@ def _r2_rule(facts: RunFacts) -> str | None:
     rule_radius = facts.learner.radius_
     if getattr(facts.learner, "bias", None) != "r2":
         return "the learner's bias rule is not b += η·y·R²"
+    if getattr(facts.learner, "intercept_decay", 1.0) != 1.0:
+        # b += η·y·R²·decay is the constant feature R√decay: novikoff_bias covers it
+        return "the bias step is R²·intercept_decay with intercept_decay ≠ 1, not b += η·y·R²"
     if abs(facts.certificate.b) > rule_radius or facts.radius > rule_radius * (1 + 1e-12):
         return "|b| or a presented norm exceeds the rule's R"
     return None
