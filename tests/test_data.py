@@ -93,7 +93,7 @@ def test_certificate_is_measured_on_the_data_not_copied():
         ({"radius": 0.0}, "radius: must be a number in (0, inf)"),
         ({"margin": 2.0}, "margin: must be ≤ radius = 1, got 2"),
         ({"offset": 0.95}, "offset: |offset| must be ≤ radius − margin = 0.9"),
-        ({"n": 0}, "n: must be an integer in [1, inf), got 0"),
+        ({"n": 1}, "n: must be an integer in [2, inf), got 1"),
         ({"d": 0}, "d: must be an integer in [1, inf), got 0"),
         ({"n": 2.5}, "n: must be an integer"),
     ],

@@ -15,9 +15,19 @@ from lincls.errors import LinclsInputError, check_number
 
 
 def split_indices(n: int, test_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """A seeded permutation of range(n) cut into train and test index arrays."""
-    order = np.random.default_rng(seed).permutation(n)
+    """A seeded permutation of range(n) cut into train and test index arrays.
+
+    Raises ``LinclsInputError`` (field ``test_fraction``) when the test set would take every row.
+    """
     n_test = round(n * test_fraction)
+    if n_test >= n:
+        # n·f < n − ½ always rounds below n, whichever way a half rounds
+        raise LinclsInputError(
+            "test_fraction",
+            f"leaves no training row: {n} rows × {test_fraction:g} rounds to {n_test} test rows;"
+            f" with {n} rows it must be in [0, {(n - 0.5) / n:.4g})",
+        )
+    order = np.random.default_rng(seed).permutation(n)
     return np.sort(order[n_test:]), np.sort(order[:n_test])
 
 
@@ -47,6 +57,7 @@ def load_csv(
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise LinclsInputError(field, f"{path}: not a readable CSV ({first})") from None
+    _check_unique_header(path, field)
     if label_column not in frame.columns:
         raise LinclsInputError(
             "label_column",
@@ -104,6 +115,20 @@ def load_csv(
             "classes": [c.item() if hasattr(c, "item") else c for c in np.unique(y)],
         },
     )
+
+
+def _check_unique_header(path: Path, field: str) -> None:
+    """Refuse a header that names a column twice: pandas would rename the second ``a.1`` (a
+    second ``label`` column would become a feature)."""
+    header = pd.read_csv(path, dtype=str, header=None, nrows=1, keep_default_na=False)
+    names = [str(name) for name in header.iloc[0]] if header.shape[0] else []
+    for k, name in enumerate(names):
+        if name in names[:k]:
+            raise LinclsInputError(
+                field,
+                f"{path} line 1: column names must be unique; {name!r} names columns "
+                f"{names.index(name) + 1} and {k + 1}",
+            )
 
 
 # Text a float() reads as a number that pandas' to_numeric turns into NaN like any other text.
@@ -170,6 +195,10 @@ def load_playtennis(test_fraction: float = 0.0, seed: int = 0) -> Dataset:
         )  # fmt: skip
 
 
+# The largest feature index scikit-learn's svmlight reader takes (a C int; above: OverflowError).
+SVMLIGHT_MAX_INDEX = 2**31 - 1
+
+
 def _first_bad_svmlight_line(path: Path) -> tuple[int, str] | None:
     """(line number, reason) of the first line that is not ``label index:value ...``, if any."""
     with open(path, encoding="utf-8", errors="replace") as lines:
@@ -196,6 +225,11 @@ def _first_bad_svmlight_line(path: Path) -> tuple[int, str] | None:
                         "and a finite value"
                     )
                 previous = int(index)
+                if previous > SVMLIGHT_MAX_INDEX:
+                    return number, (
+                        f"index {previous} in {token!r} is above {SVMLIGHT_MAX_INDEX}, the largest"
+                        " feature index allowed"
+                    )
     return None
 
 
@@ -215,7 +249,7 @@ def load_svmlight(
 
     check_number("test_fraction", test_fraction, low=0, high=1, high_open=True)
     if n_features is not None:
-        check_number("n_features", n_features, low=1, integer=True)
+        check_number("n_features", n_features, low=1, high=SVMLIGHT_MAX_INDEX, integer=True)
     path = Path(path)
     if not path.is_file():
         raise LinclsInputError(field, f"no such file: {path}")

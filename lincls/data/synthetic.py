@@ -82,7 +82,7 @@ def make_separable(
     separator; it needs margin + |offset| ≤ radius. The test split (``n_test``, default ``n``)
     comes from the same distribution.
     """
-    check_number("n", n, low=1, integer=True)
+    check_number("n", n, low=2, integer=True)  # balanced labels: both classes from n = 2
     check_number("d", d, low=1, integer=True)
     check_number("margin", margin, low=0, low_open=True)
     check_number("radius", radius, low=0, low_open=True)
@@ -236,7 +236,7 @@ def make_plane(
         data = make_noisy(n, 2, margin, radius, offset=offset, flip=flip, seed=seed,
                           n_test=n_test)  # fmt: skip
     else:
-        check_number("n", n, low=1, integer=True)
+        check_number("n", n, low=2, integer=True)
         check_number("margin", margin, low=0, low_open=True)
         check_number("radius", radius, low=0, low_open=True)
         if margin * np.sqrt(2) >= radius:
