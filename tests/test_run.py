@@ -129,7 +129,7 @@ BAD_INPUTS = {
         ["dataset.offset=0.95"],
         "dataset.offset: |offset| must be ≤ radius − margin = 0.9 (the radius cannot hold it)",
     ),
-    "n zero": (["dataset.n=0"], "dataset.n: must be an integer in [1, inf)"),
+    "n zero": (["dataset.n=0"], "dataset.n: must be an integer in [2, inf)"),
     "d zero": (["dataset.d=0"], "dataset.d: must be an integer in [1, inf)"),
     "passes zero": (["passes=0"], "passes: must be an integer in [1, inf)"),
     "seed too large": (
