@@ -16,6 +16,10 @@ class LinclsInputError(ValueError):
         self.problem = problem
         super().__init__(f"{field}: {problem}")
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # pickled with its two arguments (a pool's worker sends it back to the sweep)
+        return type(self), (self.field, self.problem)
+
 
 def _bound(x: float) -> str:
     """A range end as written: whole numbers in full (4294967295, not 4.29497e+09)."""
@@ -57,3 +61,9 @@ def check_choice(field: str, value: Any, allowed: Iterable[Any]) -> None:
     if value not in allowed:
         names = ", ".join(repr(a) for a in allowed)
         raise LinclsInputError(field, f"must be one of {names}, got {value!r}")
+
+
+def check_name(field: str, value: Any) -> None:
+    """Raise ``LinclsInputError`` unless ``value`` is a string with something besides spaces."""
+    if not isinstance(value, str) or not value.strip():
+        raise LinclsInputError(field, f"must be a non-empty name, got {value!r}")

@@ -8,10 +8,12 @@ schema in ``lincls.config`` with a YAML file in ``conf/learner/``); a new datase
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from lincls.config import DATASET_SCHEMAS, LEARNER_SCHEMAS
 from lincls.data import (
     Dataset,
     load_breast_cancer,
@@ -103,12 +105,27 @@ def prefixed(group: str, build: Callable[[], Any], learner=None) -> Any:
         if learner is not None and exc.field.split(".")[0] in learner.get_params(deep=False):
             owner = "learner"
         raise LinclsInputError(f"{owner}.{exc.field}", exc.problem) from None
-    except TypeError as exc:  # an unknown keyword: a key the learner or generator does not take
-        raise LinclsInputError(group, str(exc).split("(")[-1].rstrip(")") or str(exc)) from None
+    except TypeError as exc:  # a keyword the learner or generator does not take
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise LinclsInputError(group, message.split("() ", 1)[-1]) from None
 
 
 def _options(section: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in section.items() if k != "name"}
+
+
+def check_keys(group: str, name: str, options: Mapping[str, Any], schema: type | None) -> None:
+    """Refuse a key the ``group`` option ``name`` does not have (``+learner.foo=1`` adds one to
+    the config Hydra composes); the message lists the keys it has, from its schema."""
+    if schema is None:
+        return
+    known = [f.name for f in dataclasses.fields(schema) if f.name != "name"]
+    for key in options:
+        if key not in known:
+            raise LinclsInputError(
+                f"{group}.{key}",
+                f"is not an option of {group} {name!r}; its options: {', '.join(sorted(known))}",
+            )
 
 
 def build_learner(learner_cfg: Mapping[str, Any], passes: int, seed: int):
@@ -117,6 +134,7 @@ def build_learner(learner_cfg: Mapping[str, Any], passes: int, seed: int):
     if name not in LEARNERS:
         raise LinclsInputError("learner.name", f"must be one of {sorted(LEARNERS)}, got {name!r}")
     cls = LEARNERS[name]
+    check_keys("learner", name, _options(learner_cfg), LEARNER_SCHEMAS.get(name))
 
     def build():
         learner = cls(**_options(learner_cfg))
@@ -137,6 +155,7 @@ def build_dataset(dataset_cfg: Mapping[str, Any]) -> Dataset:
     if name not in DATASETS:
         raise LinclsInputError("dataset.name", f"must be one of {sorted(DATASETS)}, got {name!r}")
     options = _options(dataset_cfg)
+    check_keys("dataset", name, options, DATASET_SCHEMAS.get(name))
     for key, value in options.items():
         if value == "???":  # Hydra's mark of a value the config leaves to the command line
             raise LinclsInputError(f"dataset.{key}", f"is required: give dataset.{key}=…")
