@@ -12,7 +12,8 @@ on the rows z_t = y_t·x'_t of the vectors x' the learner sees, most bounds are 
   loss (1 − z_t·v)₊.
 - ``kernel_hard_margin``: the hard-margin problem in a kernel's feature space, in dual form from
   the matrix Q_st = y_s y_t K'(x_s, x_t); the comparator is Σ_t β_t φ'(x_t). It has its own
-  working set (``KERNEL_WORKING_SET``), on which only Q's columns of the set are computed.
+  working set (``KERNEL_WORKING_SET``), on which only Q's columns of the set are computed, and
+  solves it by block principal pivoting, with Clarabel where that fails.
 
 Each is solved with Clarabel (an interior-point conic solver). The solver's point is then only a
 candidate: its objective is re-measured on the data (a comparator that misses a constraint is
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 
 import clarabel
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 GAP_TOLERANCE = 1e-6  # the relative duality gap a solution is expected to reach
@@ -38,6 +40,8 @@ WORKING_SET = 2000  # rows a large problem starts from, and the most added per r
 SOLVE_METHOD = "qdldl"
 KERNEL_WORKING_SET = 200  # rows a kernel problem starts from, and the fewest added per round
 KERNEL_SOLVE_METHOD = "faer"  # on the dense kernel matrix (``_kernel_dual``)
+KERNEL_PIVOTS = 30  # block principal pivoting rounds before Clarabel takes over
+PIVOT_GAP = 1e-9  # the relative gap a pivoting point must reach (else Clarabel solves it)
 
 
 @dataclass(frozen=True)
@@ -245,12 +249,69 @@ def hinge(Z, counts: np.ndarray, C: float, squared: bool) -> Solution:
     return Solution(v, value, _relative_gap(value, lower))
 
 
-def _kernel_dual(Q: np.ndarray) -> np.ndarray | None:
-    """min ½αᵀQα − Σα over α ≥ 0 for a dense Q (its upper triangle is read), or None.
+def _pivoting(Q: np.ndarray, free: np.ndarray) -> np.ndarray | None:
+    """min ½αᵀQα − Σα over α ≥ 0 by block principal pivoting, from ``free``, a guess of the rows
+    with α > 0; None when a block is not numerically positive definite or it does not end.
 
-    faer's supernodal factorisation works on dense blocks: on a dense Q it is ~3× faster than
-    qdldl at n = 1,000, the same point to rounding.
+    Each round solves Q_FF α_F = 1 on the guess F (α = 0 elsewhere) and swaps every row that
+    breaks the KKT conditions (α_t < 0 in F, (Qα)_t < 1 outside it); when their count has not
+    fallen for three rounds, only the last such row is swapped (Murty's rule, which ends for a
+    positive definite Q; Júdice and Pires 1994, the safeguard as in Kim and Park 2011). Exact to
+    rounding where it ends, and one factorisation when every row is a support vector.
     """
+    m = Q.shape[0]
+    free = free.copy()
+    fewest, chances = m + 1, 3
+    for _ in range(KERNEL_PIVOTS):
+        alpha = np.zeros(m)
+        rows = np.flatnonzero(free)
+        if rows.shape[0]:
+            try:
+                factor = scipy.linalg.cho_factor(Q[np.ix_(rows, rows)], check_finite=False)
+            except np.linalg.LinAlgError:
+                return None
+            alpha[rows] = scipy.linalg.cho_solve(factor, np.ones(rows.shape[0]),
+                                                 check_finite=False)  # fmt: skip
+        if not np.all(np.isfinite(alpha)):
+            return None
+        wrong = np.where(free, alpha < 0.0, Q @ alpha < 1.0 - 1e-12)
+        count = int(np.count_nonzero(wrong))
+        if count == 0:
+            return alpha
+        if count < fewest:
+            fewest, chances = count, 3
+        elif chances > 0:
+            chances -= 1
+        else:
+            last = np.flatnonzero(wrong)[-1]
+            wrong[:] = False
+            wrong[last] = True
+        free ^= wrong
+    return None
+
+
+def _dual_gap(Q: np.ndarray, alpha: np.ndarray) -> float:
+    """The relative gap of multipliers ``alpha`` on Q, as ``_kernel_solution`` measures it."""
+    margins = Q @ alpha
+    low, norm_sq = float(margins.min()), float(alpha @ margins)
+    if not (low > 0.0 and norm_sq > 0.0):
+        return np.inf
+    return _relative_gap(norm_sq / low**2, float(alpha.sum() ** 2 / norm_sq))
+
+
+def _kernel_dual(Q: np.ndarray, free: np.ndarray) -> np.ndarray | None:
+    """min ½αᵀQα − Σα over α ≥ 0 for a dense Q, from a guess ``free`` of the rows with α > 0, or
+    None.
+
+    Block principal pivoting first (``_pivoting``): on a positive definite Q it is exact and
+    ~10× faster than the interior point (RBF, n = 2,000, d = 20). Where it fails (a Q that is
+    singular or nearly so: polynomial kernels, RBF rows close together) or its point's gap is
+    above ``PIVOT_GAP``, Clarabel solves it; faer's supernodal factorisation works on dense
+    blocks, ~3× faster than qdldl on a dense Q at n = 1,000.
+    """
+    alpha = _pivoting(Q, free)
+    if alpha is not None and _dual_gap(Q, alpha) <= PIVOT_GAP:
+        return alpha
     n = Q.shape[0]
     result = _solve(sp.triu(sp.csc_matrix(Q), format="csc"), -np.ones(n),
                     -sp.identity(n, format="csc"), np.zeros(n),
@@ -300,8 +361,9 @@ def kernel_hard_margin(
     if n > KERNEL_WORKING_SET:
         rows = np.unique(np.linspace(0, n - 1, KERNEL_WORKING_SET).round().astype(np.int64))
     C = np.asarray(columns(rows), dtype=np.float64)  # Q[:, rows], grown with the set
+    free = np.ones(rows.shape[0], dtype=bool)  # the guess of the support vectors
     while True:
-        alpha = _kernel_dual(C[rows])
+        alpha = _kernel_dual(C[rows], free)
         if alpha is None:
             return None
         margins = C @ alpha
@@ -314,6 +376,8 @@ def kernel_hard_margin(
         added = missed[np.argsort(margins[missed], kind="stable")[:most]]
         rows = np.concatenate((rows, added))
         C = np.hstack((C, np.asarray(columns(added), dtype=np.float64)))
+        # the set's support vectors (an interior point's α is nowhere exactly 0) and the new rows
+        free = np.concatenate((alpha > 1e-9 * alpha.max(), np.ones(added.shape[0], dtype=bool)))
 
 
 def kernel_hard_margin_dense(Q: np.ndarray) -> Solution | None:
