@@ -187,8 +187,12 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     if online:
         prefixed("dataset", lambda: check_finite(dataset.X))  # before any SVM sees the data
         certs, separable = certificates_of(dataset, learner, plan.svm, plan.cache_dir)
+    adversary = primary(certs)
+    if not online and dataset.U is not None:  # a multiclass learner's adversary reads U
+        adversary = certificate_of(dataset, learner)
+    ordered = online or hasattr(learner, "_one_pass")  # the multiclass learners take orders too
     models, presentations, fit_seconds = played or _fit_orderings(
-        learner, dataset, plan, online, primary(certs)
+        learner, dataset, plan, ordered, adversary
     )
 
     metrics: dict[str, float] = {"fit_seconds": fit_seconds}

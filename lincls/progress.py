@@ -19,7 +19,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 LINE_SECONDS = 10.0  # without a terminal: a line at least this often …
@@ -151,26 +151,20 @@ class Headline:
     skipped: int
     violations: int
     ratios: dict[str, tuple[int, float, float]]  # label → (runs, median, max) of tightest ratio
+    # the same for the tightest a posteriori bound (one that reads the run's own mistakes)
+    posterior: dict[str, tuple[int, float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, entries: list[dict]) -> Headline:
         """The headline of a progress file's entries."""
-        by_label: dict[str, list[float]] = {}
-        for entry in entries:
-            ratio = entry.get("ratio")
-            if entry.get("status") == "finished" and ratio is not None:
-                by_label.setdefault(entry.get("label") or "?", []).append(float(ratio))
-        ratios = {
-            label: (len(values), float(_median(values)), max(values))
-            for label, values in sorted(by_label.items())
-        }
         statuses = [e.get("status") for e in entries]
         return cls(
             runs=statuses.count("finished"),
             failed=statuses.count("failed"),
             skipped=statuses.count("skipped"),
             violations=sum(bool(e.get("violated")) for e in entries),
-            ratios=ratios,
+            ratios=_by_label(entries, "ratio"),
+            posterior=_by_label(entries, "posterior_ratio"),
         )
 
     def metrics(self) -> dict[str, float]:
@@ -185,6 +179,9 @@ class Headline:
         for label, (_, median, largest) in self.ratios.items():
             values[f"tightest_ratio.median/{_key(label)}"] = median
             values[f"tightest_ratio.max/{_key(label)}"] = largest
+        for label, (_, median, largest) in self.posterior.items():
+            values[f"tightest_a_posteriori_ratio.median/{_key(label)}"] = median
+            values[f"tightest_a_posteriori_ratio.max/{_key(label)}"] = largest
         return values
 
     def description(self, study: str, status: str) -> str:
@@ -194,17 +191,20 @@ class Headline:
             f"**{self.failed} failed**, {self.skipped} skipped (already finished); "
             f"**{self.violations} bound violations**.",
         ]
-        if self.ratios:
+        for ratios, family in ((self.ratios, "a priori"), (self.posterior, "a posteriori")):
+            if not ratios:
+                continue
             lines += [
                 "",
-                "Tightest-bound ratio (mistakes / smallest bound; 1 = met exactly) per learner:",
+                f"Tightest {family} bound's ratio (mistakes / smallest non-vacuous {family} "
+                "bound; 1 = mistakes equal it) per learner:",
                 "",
                 "| learner | runs | median | max |",
                 "|---|---:|---:|---:|",
             ]
             lines += [
                 f"| {label} | {n} | {median:.4g} | {largest:.4g} |"
-                for label, (n, median, largest) in self.ratios.items()
+                for label, (n, median, largest) in ratios.items()
             ]
         lines += [
             "",
@@ -221,6 +221,19 @@ class Headline:
             f"{self.skipped} skipped in {seconds:.0f} s ({rate:.1f} runs/s); "
             f"{self.violations} bound violations; parent run {parent}"
         )
+
+
+def _by_label(entries: list[dict], key: str) -> dict[str, tuple[int, float, float]]:
+    """Label → (runs, median, max) of the finished entries' ``key``."""
+    by_label: dict[str, list[float]] = {}
+    for entry in entries:
+        ratio = entry.get(key)
+        if entry.get("status") == "finished" and ratio is not None:
+            by_label.setdefault(entry.get("label") or "?", []).append(float(ratio))
+    return {
+        label: (len(values), float(_median(values)), max(values))
+        for label, values in sorted(by_label.items())
+    }
 
 
 def _median(values: list[float]) -> float:

@@ -106,10 +106,6 @@ def test_a_run_in_the_fixed_order_is_fit_itself(make, tmp_path):
     assert outcome.metrics["mistakes"] == outcome.learner.mistakes_
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lincls.evaluation fits a learner through fit_in_order only when _binary_online",
-)
 @pytest.mark.parametrize("learner", ["multiclass_perceptron", "mira"])
 def test_multiclass_runs_honour_the_order(learner, tmp_path):
     common = [f"learner={learner}", "dataset=multiclass", f"certificates.cache_dir={tmp_path}"]

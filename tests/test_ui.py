@@ -64,7 +64,7 @@ def test_every_child_has_a_distinct_name_a_label_a_dataset_input_and_no_null_par
         assert t["mlflow.source.git.commit"] == tracking.git_commit()
         note = t["mlflow.note.content"]
         assert note.startswith(f"**perceptron (bias={bias})** on **separable**")
-        assert f"Tightest bound: **{t['bound.tightest']}**" in note
+        assert f"Tightest a priori bound: **{t['bound.tightest']}**" in note
 
 
 def test_a_curve_has_its_bound_beside_it_and_the_description_says_what_its_step_counts(sweep):
