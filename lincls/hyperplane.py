@@ -114,6 +114,9 @@ def hyperplane_metrics(
     rule = linear_rule(learner)
     if rule is None or X.shape[0] == 0:
         return {}, {}, {}
+    if not (np.all(np.isfinite(rule[0])) and np.isfinite(rule[1])):
+        # a rule without a bound may diverge (PA's scikit-learn bias step scaled above 1)
+        return {}, {"hyperplane.note": "the weights are not finite: no hyperplane"}, {}
     y_signed = np.where(np.asarray(y) == learner.classes_[1], 1.0, -1.0)
     found = hyperplane_margins(X, y_signed, *rule)
     metrics = {
