@@ -217,9 +217,29 @@ def test_make_run_path_the_bound_verification_study_then_its_report(tmp_path):
     assert {r.info.status for r in children} == {"FINISHED"}
     assert {r.data.tags["bound_violated"] for r in children} == {"false"}
     tight = [r for r in children if r.data.tags["dataset"] == "orthonormal"]
-    for run in tight:  # mistakes = d = (R/γ)²: ratio 1 up to the rounding of γ = R/√d
+    for run in tight:  # mistakes = d = (R/γ)²: the count meets the bound, and the ratio reads 1
         assert run.data.metrics["mistakes"] == int(run.data.params["dataset.d"])
-        assert run.data.metrics["bound_ratio.tightest"] == pytest.approx(1.0, rel=1e-12)
+        assert run.data.metrics["bound_ratio.tightest"] == 1.0
+    # No run that breaks nothing shows a ratio above 1, anywhere
+    for run in children:
+        ratios = {k: v for k, v in run.data.metrics.items() if k.startswith("bound_ratio.")}
+        assert all(v <= 1.0 for v in ratios.values()), (run.info.run_name, ratios)
+    games = [r for r in children if r.data.tags["dataset"] == "perceptron_game"]
+    orthogonal = [r for r in games if r.data.params["dataset.d"] == "100"]
+    for run in orthogonal:  # ⌊(R/γ)²⌋ mistakes: exactly the bound where (R/γ)² is a whole number
+        square = (1.0 / float(run.data.params["dataset.margin"])) ** 2
+        assert run.data.metrics["mistakes"] == int(square + 1e-9)
+        if abs(square - round(square)) < 1e-9:
+            assert run.data.metrics["bound_ratio.tightest"] == 1.0
+    plane = [
+        r.data.metrics["bound_ratio.tightest"]
+        for r in games
+        if r.data.params["dataset.d"] == "2" and r.data.params["learner.bias"] == "none"
+    ]
+    assert len(plane) == 6 and 0.48 <= min(plane) and max(plane) <= 0.54 + 1e-9
+    for run in games:  # every presentation a mistake: Freund–Schapire says nothing here
+        assert run.data.tags["bounds.vacuous"] == "freund_schapire"
+        assert run.data.tags["bound.tightest"] != "freund_schapire"
 
     out = tmp_path / "report"
     reported = subprocess.run(
@@ -231,7 +251,7 @@ def test_make_run_path_the_bound_verification_study_then_its_report(tmp_path):
     assert reported.returncode == 0, reported.stderr[-3000:]
     text = (out / "report.md").read_text()
     assert "Violations in all: **0**" in text
-    assert "`orthonormal`: 6 runs, tightest-bound ratio 1.0 to 1.0" in text
+    assert "`orthonormal`: 6 runs, tightest a priori bound ratio 1.0 to 1.0" in text
     pictures = sorted(out.glob("*.png"))
     assert {p.name for p in pictures} >= {"mistakes_vs_bound.png", "decision_boundaries.png"}
     for picture in pictures:
