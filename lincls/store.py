@@ -4,9 +4,8 @@
   scheme, a directory, or a SQLite file in a directory that cannot be written (MLflow would
   otherwise retry for about two minutes and end in a long traceback that never names
   ``tracking.uri``).
-- ``check_store`` refuses a database that is not an MLflow store of this MLflow's schema (a
-  user's own SQLite file is never written: MLflow would add its tables to it), and reaches a
-  database server within the retry budget (MLflow's own engine retries for about two minutes).
+- ``lincls.store_schema.check_store`` refuses a database that is not an MLflow store of this
+  MLflow's schema, and reaches a database server within the retry budget.
 - ``store_lock`` serialises the creation and migration of a SQLite store across processes:
   two processes that each find no database and create its tables at once leave it unusable.
   Whoever takes the lock second opens it again and finds the tables there.
@@ -21,9 +20,9 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -67,164 +66,6 @@ def check_uri(uri: str) -> None:
         raise LinclsInputError(
             "tracking.uri", f"the store {db} is in a directory this user cannot write"
         )
-
-
-SQLITE_HEADER = b"SQLite format 3\x00"
-# Database servers MLflow keeps its store in (a SQLite file is checked without a server).
-SERVER_SCHEMES = ("postgresql", "mysql", "mssql")
-# Per driver family: how a connection attempt is given a time limit (in whole seconds).
-CONNECT_TIMEOUT = {"postgresql": "connect_timeout", "mysql": "connect_timeout"}
-
-
-def check_store(uri: str, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
-    """Refuse a database MLflow must not open as its store, before MLflow opens it.
-
-    A SQLite file that is neither empty nor an MLflow store, or a store of another MLflow schema
-    revision, is refused (``LinclsInputError`` naming ``tracking.uri``) and left as it was: MLflow
-    would add its tables to a foreign file, and ends in a traceback on another revision. A
-    database server is reached within ``retry_seconds`` (then ``StoreError``, one line). A SQLite
-    store is checked under ``store_lock``: a store another process is creating is half-made.
-    """
-    db = sqlite_path(uri)
-    if db is not None:
-        if not db.is_file() or db.stat().st_size == 0:
-            return  # a new store (check_uri refused a directory)
-        with open(db, "rb") as handle:
-            if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-                raise LinclsInputError(
-                    "tracking.uri",
-                    f"{db} is not a SQLite database; refused (lincls writes an MLflow store or "
-                    "a new file): give another file",
-                )
-        _judge(uri, str(db), *_sqlite_contents(db))
-        return
-    scheme = uri.partition(":")[0].partition("+")[0].lower()
-    if scheme in SERVER_SCHEMES:
-        _judge(uri, _shown(uri), *_reach_database(uri, scheme, float(retry_seconds)))
-
-
-def _sqlite_contents(db: Any) -> tuple[set[str], str | None]:
-    """(table names, alembic revision) of a SQLite file, read through a read-only connection."""
-    import sqlite3
-    from urllib.parse import quote
-
-    try:
-        connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
-        try:
-            tables = {row[0] for row in connection.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}  # fmt: skip
-            revision = None
-            if "alembic_version" in tables:
-                row = connection.execute("SELECT version_num FROM alembic_version").fetchone()
-                revision = None if row is None else str(row[0])
-        finally:
-            connection.close()
-    except sqlite3.Error as exc:
-        raise LinclsInputError(
-            "tracking.uri", f"{db} cannot be read as a SQLite database ({exc}); refused"
-        ) from None
-    return tables, revision
-
-
-def _shown(uri: str) -> str:
-    """A database URI as it may be printed: its password hidden."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(uri).render_as_string(hide_password=True)
-    except Exception:
-        return uri.split("@")[-1]
-
-
-def _reach_database(uri: str, scheme: str, budget: float) -> tuple[set[str], str | None]:
-    """(table names, alembic revision) of a database server's database, tried with back-off
-    for at most ``budget`` seconds; then ``StoreError``."""
-    import sqlalchemy
-    from sqlalchemy.pool import NullPool
-
-    start, delay = time.monotonic(), 0.25
-    while True:
-        remaining = budget - (time.monotonic() - start)
-        args = {}
-        if scheme in CONNECT_TIMEOUT:  # libpq takes at least 2 s
-            args[CONNECT_TIMEOUT[scheme]] = max(2, math.ceil(remaining))
-        try:
-            engine = sqlalchemy.create_engine(uri, poolclass=NullPool, connect_args=args)
-        except ImportError as exc:
-            raise LinclsInputError(
-                "tracking.uri", f"the driver for {scheme} is not installed ({one_line(exc)})"
-            ) from None
-        except sqlalchemy.exc.ArgumentError as exc:
-            raise LinclsInputError("tracking.uri", f"not a database URI: {one_line(exc)}") from None
-        try:
-            with engine.connect() as connection:
-                tables = set(sqlalchemy.inspect(connection).get_table_names())
-                revision = None
-                if "alembic_version" in tables:
-                    revision = connection.execute(
-                        sqlalchemy.text("SELECT version_num FROM alembic_version")
-                    ).scalar()
-                return tables, None if revision is None else str(revision)
-        except sqlalchemy.exc.DBAPIError as exc:
-            waited = time.monotonic() - start
-            if waited + delay >= budget:
-                raise StoreError(
-                    f"tracking.uri: the database {_shown(uri)} did not answer for "
-                    f"{waited:.0f} s: {one_line(exc.orig or exc)}"
-                ) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 4.0)
-        finally:
-            engine.dispose()
-
-
-def schema_head() -> str:
-    """The MLflow schema revision this MLflow writes (its migrations' head)."""
-    from mlflow.store.db.utils import _get_latest_schema_revision
-
-    return _get_latest_schema_revision()
-
-
-def _known_revision(revision: str) -> bool:
-    from alembic.script import ScriptDirectory
-    from mlflow.store.db.utils import _get_alembic_config
-
-    try:
-        return (
-            ScriptDirectory.from_config(_get_alembic_config("")).get_revision(revision) is not None
-        )
-    except Exception:  # alembic: "No such revision or branch"
-        return False
-
-
-def _judge(uri: str, where: str, tables: set[str], revision: str | None) -> None:
-    """Refuse a database holding something other than an MLflow store of this MLflow's schema
-    (no table at all: a new store, made by MLflow)."""
-    import mlflow
-
-    if not tables:
-        return
-    if not {"alembic_version", "experiments"} <= tables:
-        names = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
-        raise LinclsInputError(
-            "tracking.uri",
-            f"{where} is not an MLflow store (its tables: {names}); refused, so as not to write "
-            "into it: give a new file or an MLflow store",
-        )
-    head = schema_head()
-    if revision == head:
-        return
-    if revision is not None and _known_revision(revision):
-        advice = f"back it up, then run `mlflow db upgrade {_shown(uri)}`"
-        kind = "an older"
-    else:
-        advice = "it was made by another (likely newer) MLflow: use that version, or a new store"
-        kind = "an unknown"
-    raise LinclsInputError(
-        "tracking.uri",
-        f"the store {where} has {kind} MLflow schema revision {revision} and MLflow "
-        f"{mlflow.__version__} needs {head}: {advice}",
-    )
 
 
 @contextlib.contextmanager
@@ -329,11 +170,13 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         check_name("tracking.experiment", settings["experiment"])
 
 
+TIMEOUT_ENV = "MLFLOW_HTTP_REQUEST_TIMEOUT"
+
+
 def configure_http(retry_seconds: float) -> None:
-    """MLflow's own HTTP retries off (``Budgeted`` retries instead) and a request timeout of a
-    third of the budget, unless the environment already sets them."""
+    """MLflow's own HTTP retries off (``Budgeted`` retries instead). The request timeout is
+    ``Budgeted``'s (the budget's remaining seconds), unless the environment sets one."""
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(max(1, int(retry_seconds // 3))))
 
 
 def transient(exc: BaseException) -> bool:
@@ -375,13 +218,6 @@ class Budgeted:
             self._client = self._make()
         return self._client
 
-    @property
-    def _last_start(self) -> float:
-        # start no attempt that could end after the budget (a hung server costs one timeout)
-        remote = self.uri.startswith(("http://", "https://"))
-        timeout = float(os.environ.get("MLFLOW_HTTP_REQUEST_TIMEOUT", 0) or 0) if remote else 0
-        return max(0.0, self.retry_seconds - timeout) if timeout else self.retry_seconds
-
     def __getattr__(self, name: str) -> Any:
         attribute = getattr(self.client, name)
         if not callable(attribute):
@@ -389,19 +225,98 @@ class Budgeted:
         return lambda *args, **kwargs: self.call(name, attribute, *args, **kwargs)
 
     def call(self, name: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``method(*args, **kwargs)``, retried with back-off while the budget lasts."""
+        """``method(*args, **kwargs)``, retried with back-off while the budget lasts.
+
+        On a tracking server a request may take the whole budget that is left: a slow but live
+        server is waited for up to ``retry_seconds`` (a fixed share of it, a third, refused a
+        server that took 3 s at ``retry_seconds=6``), while a dead one refuses at once and is
+        tried again after a back-off. No attempt ends past the budget (a timeout is whole seconds,
+        rounded down). A timeout set in the environment (``MLFLOW_HTTP_REQUEST_TIMEOUT``) is kept,
+        and no attempt starts that it could carry past the budget.
+        """
         start, delay = time.monotonic(), 0.25
+        remote = self.uri.startswith(("http://", "https://"))
+        given = os.environ.get(TIMEOUT_ENV) if remote else None
+        fixed = float(given) if given else 0.0
+        last_start = self.retry_seconds - (fixed if given else MIN_REQUEST_SECONDS)
         while True:
             try:
-                return method(*args, **kwargs)
+                if not remote or given:
+                    return method(*args, **kwargs)
+                left = self.retry_seconds - (time.monotonic() - start)
+                with _request_timeout(max(MIN_REQUEST_SECONDS, left)):
+                    return method(*args, **kwargs)
             except Exception as exc:
                 if not transient(exc):
                     raise
                 waited = time.monotonic() - start
-                if waited + delay > self._last_start:
+                if waited + delay > max(0.0, last_start):
                     raise StoreError(
                         f"tracking.uri: the store {self.uri} did not answer {name} for "
                         f"{waited:.0f} s: {one_line(exc)}"
                     ) from None
                 time.sleep(delay)
                 delay = min(delay * 2, 4.0)
+
+
+MIN_REQUEST_SECONDS = 1  # MLflow reads the timeout as whole seconds
+
+
+@contextlib.contextmanager
+def _request_timeout(seconds: float) -> Iterator[None]:
+    """MLflow's HTTP request timeout set to ``seconds`` (whole, at least 1) for the calls within."""
+    os.environ[TIMEOUT_ENV] = str(max(MIN_REQUEST_SECONDS, int(seconds)))
+    try:
+        yield
+    finally:
+        os.environ.pop(TIMEOUT_ENV, None)
+
+
+# A tag that marks one creation of a run, the same on every retried request of it.
+CREATION_TAG = "lincls.creation"
+
+
+def create_run_once(
+    client: Budgeted, experiment_id: str, run_name: str | None, tags: Mapping[str, str]
+) -> Any:
+    """``create_run`` through MLflow's client (a ``Budgeted`` one), retried without making a
+    second run.
+
+    MLflow's REST API takes no run id from the client, and a request whose answer was lost (a
+    server paused past the request's timeout) may still be carried out after it. So every request
+    of one creation carries the same ``CREATION_TAG``, and a retry first looks for a run with it:
+    one found is the run. After a retried creation, a second run with the tag (made by a request
+    answered late) is deleted; one made later still is a RUNNING run its sweep deletes at the end
+    (``sweeps.finish_sweep``).
+    """
+    marker = uuid.uuid4().hex
+    tags = {**tags, CREATION_TAG: marker}
+    raw = client.client
+    requests: list[None] = []
+
+    def create() -> Any:
+        if requests:
+            found = _created(raw, experiment_id, marker)
+            if found:
+                return found[0]
+        requests.append(None)
+        return raw.create_run(experiment_id, run_name=run_name, tags=tags)
+
+    run = client.call("create_run", create)
+    if len(requests) > 1:
+        try:
+            for other in client.call("search_runs", _created, raw, experiment_id, marker):
+                if other.info.run_id != run.info.run_id:
+                    client.call("delete_run", raw.delete_run, other.info.run_id)
+        except StoreError:
+            pass  # left RUNNING: the sweep deletes it at its end
+    return run
+
+
+def _created(raw, experiment_id: str, marker: str) -> list:
+    """The runs one creation (``marker``) made, first made first."""
+    return raw.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`{CREATION_TAG}` = '{marker}'",
+        order_by=["attributes.start_time ASC"],
+    )

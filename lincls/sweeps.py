@@ -17,8 +17,9 @@ it reaches in-process, joblib, submitit and Ray workers alike). Each job
   done / total, failures, the rate and an ETA (a live bar on a terminal, a line every ~10 s or
   5 % otherwise), and the parent run gets its headline from that file at the end.
 
-At the end the sweeper closes the parent FINISHED, or FAILED when a job failed (whatever
-happens: it is closed in a ``finally``), lists the failed configs and exits non-zero.
+At the end (whatever happens: in a ``finally``) the sweeper closes the parent FINISHED only if
+every config has a FINISHED run, else FAILED; it lists the configs without one (failed, with their
+error; not run, counted) and the command that runs them, and exits non-zero (``finish_sweep``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ from typing import Any
 
 from lincls import progress, tracking
 from lincls.runner import execute, execute_deferred, refused_run
-from lincls.store import DEFAULT_MAX_STORE_FAILURES, DEFAULT_RETRY_SECONDS, check_settings
+from lincls.store import (
+    DEFAULT_MAX_STORE_FAILURES,
+    DEFAULT_RETRY_SECONDS,
+    check_settings,
+    one_line,
+)
 from lincls.tags import (
     HASH_TAG,
     HOST_TAG,
@@ -204,46 +210,74 @@ def start_sweep(
     return record
 
 
-def failed_children(record: SweepRecord) -> list[tuple[str, str]]:
-    """The (overrides, error) of every FAILED child of the sweep's parent run."""
-    client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
-    runs = _search_all(
-        client,
-        record.experiment_id,
-        f"tags.`{PARENT_TAG}` = '{record.parent_run_id}' and attributes.status = 'FAILED'",
-    )
-    return sorted(
-        (r.data.tags.get(OVERRIDES_TAG, r.info.run_id), r.data.tags.get("error", "")) for r in runs
-    )
+def unfinished(record: SweepRecord, jobs: Sequence[str]) -> list[tuple[str, str | None, bool]]:
+    """(job, why, sure) of every job of the sweep (its override line) without a FINISHED run, as
+    its progress file says: ``why`` is the job's error, or None for a job that never reported
+    (not run: the sweep stopped first); not ``sure`` when the job may have a FINISHED run after
+    all (it never reported, or the store failed it: a write it never saw answered may land)."""
+    entries = {entry.get("job"): entry for entry in progress.read(record.progress_file)}
+    missing = []
+    for job in jobs:
+        entry = entries.get(job)
+        if entry is None:
+            missing.append((job, None, False))
+        elif entry.get("status") not in ("finished", "skipped"):
+            missing.append((job, str(entry.get("error") or "failed"), not entry.get("store")))
+    return missing
 
 
-def finish_sweep(record: SweepRecord, status: str, store_down: bool = False) -> progress.Headline:
-    """Give the parent run its headline (description and metrics), close it with ``status``.
+def finish_sweep(
+    record: SweepRecord,
+    jobs: Sequence[str],
+    interrupted: bool = False,
+    store_down: bool = False,
+) -> tuple[progress.Headline, list[tuple[str, str | None]], str]:
+    """Close the sweep: (headline, the jobs without a FINISHED run, the parent's status).
 
-    The headline comes from the progress file, so it exists even when the store does not
-    answer; then the parent stays RUNNING (the next sweep on the store closes it) and, with
-    ``store_down``, the store gets one short try instead of a whole retry budget.
+    The parent is closed FINISHED only if every job has a FINISHED run (skipped: one from an
+    earlier sweep), else FAILED (KILLED on Ctrl-C), with its headline as description and metrics.
+    Which jobs lack a run comes from the progress file; one it cannot be sure of (the store failed
+    it, or it never reported) is looked up among the parent's FINISHED runs. A run left RUNNING
+    under the parent is closed KILLED on Ctrl-C (the run in flight); otherwise it is a run whose
+    write the store failed, or a second run a retried creation made (its first request answered
+    late): it is deleted (MLflow's deletion, undone from its UI's trash), so a config has one run
+    once a resume completes it. When the store does not answer, the parent stays RUNNING (the
+    next sweep on the store closes it) and, with ``store_down``, the store gets one short try
+    instead of a whole retry budget.
     """
     VIEW.close()
-    headline = progress.Headline.of(progress.read(record.progress_file))
+    missing = unfinished(record, jobs)
     client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
     if store_down:
         client.retry_seconds = min(client.retry_seconds, 5.0)
+    children = f"tags.`{PARENT_TAG}` = '{record.parent_run_id}'"
     try:
-        # a run cut off mid-write (Ctrl-C) is closed with the sweep: nothing is left RUNNING
+        if not interrupted and not all(sure for _, _, sure in missing):
+            done = _search_all(
+                client, record.experiment_id, f"{children} and attributes.status = 'FINISHED'"
+            )
+            written = {r.data.tags.get(OVERRIDES_TAG) for r in done}
+            limit = tracking.PARAM_VALUE_LIMIT
+            missing = [m for m in missing if m[0][:limit] not in written]
         for run in _search_all(
-            client,
-            record.experiment_id,
-            f"tags.`{PARENT_TAG}` = '{record.parent_run_id}' and attributes.status = 'RUNNING'",
+            client, record.experiment_id, f"{children} and attributes.status = 'RUNNING'"
         ):
-            tracking.end_run(client, run.info.run_id, "KILLED")
+            if interrupted:
+                tracking.end_run(client, run.info.run_id, "KILLED")
+            else:
+                client.delete_run(run.info.run_id)
+    except tracking.StoreError:
+        pass  # said by the caller's summary; the run is closed KILLED by the next sweep
+    status = "KILLED" if interrupted else "FAILED" if missing else "FINISHED"
+    headline = progress.Headline.of(progress.read(record.progress_file))
+    try:
         note = {NOTE_TAG: headline.description(record.study, status)}
         tracking.finish_run(
             client, record.parent_run_id, {}, headline.metrics(), {}, note, None, status
         )
     except tracking.StoreError:
-        pass  # said by the caller's summary; the run is closed KILLED by the next sweep
-    return headline
+        pass
+    return headline, [(job, why) for job, why, _ in missing], status
 
 
 def current_sweep(sweep_dir: str | Path | None = None) -> SweepRecord | None:
@@ -373,10 +407,12 @@ def count_store_failure(record: SweepRecord, outcome: Mapping[str, Any]) -> None
 
 
 def _result(metrics: Mapping[str, float], tags: Mapping[str, str]) -> dict[str, Any]:
-    """What the sweep's headline needs of a run: its learner label, tightest ratio, violation."""
+    """What the sweep's headline needs of a run: its learner label, tightest ratio of each
+    family (a priori, a posteriori), violation."""
     return {
         "label": tags.get(LABEL_TAG),
         "ratio": metrics.get("bound_ratio.tightest"),
+        "posterior_ratio": metrics.get("bound_ratio.tightest_a_posteriori"),
         "violated": tags.get("bound_violated") == "true",
     }
 
@@ -385,8 +421,15 @@ VIEW = progress.View()  # this process's console view of the sweep
 
 
 def report_progress(record: SweepRecord, outcome: Mapping[str, Any], line: str) -> None:
-    """Count a finished job in the sweep's progress file and update the console view."""
-    entry = {k: outcome.get(k) for k in ("status", "label", "ratio", "violated")}
+    """Count a finished job (its override line ``line``) in the sweep's progress file and update
+    the console view. A failed job's entry keeps its error's first line, and whether the store
+    failed it (``store``)."""
+    entry = {k: outcome.get(k) for k in ("status", "label", "ratio", "posterior_ratio", "violated")}
+    entry["job"] = line
+    if outcome["status"] == "failed":
+        entry["error"] = one_line(str(outcome.get("error") or ""))
+        if outcome.get("store_error"):
+            entry["store"] = True
     progress.append(record.progress_file, entry)
     if outcome["status"] == "failed":
         VIEW.close()

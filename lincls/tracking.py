@@ -23,12 +23,13 @@ from lincls.store import (
     DEFAULT_RETRY_SECONDS,
     Budgeted,
     StoreError,
-    check_store,
     check_uri,
     configure_http,
+    create_run_once,
     store_lock,
     use_wal,
 )
+from lincls.store_schema import check_store
 
 __all__ = [
     "StoreError",
@@ -277,13 +278,16 @@ def _rows(client) -> SqliteRuns | None:
 
 
 def start_run(client, experiment_id: str, run_name: str | None, tags: Mapping[str, str]) -> str:
-    """Create a RUNNING run and return its id."""
+    """Create a RUNNING run and return its id: one run, though its request be retried."""
     rows = _rows(client)
-    if rows is not None:
+    if rows is not None:  # one local transaction: a retried one never committed
         run_id, artifact_uri = client.call("create_run", rows.create, experiment_id, run_name, tags)
         _ARTIFACT_URIS[run_id] = artifact_uri
         return run_id
-    run = client.create_run(experiment_id, run_name=run_name, tags=dict(tags))
+    if isinstance(client, Budgeted):
+        run = create_run_once(client, experiment_id, run_name, tags)
+    else:
+        run = client.create_run(experiment_id, run_name=run_name, tags=dict(tags))
     _ARTIFACT_URIS[run.info.run_id] = run.info.artifact_uri
     return run.info.run_id
 

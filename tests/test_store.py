@@ -230,9 +230,18 @@ def test_a_dying_server_stops_the_sweep_in_two_minutes_and_a_rerun_completes_it(
     assert sweep.returncode == 1, err[-3000:]
     assert "Traceback" not in err
     lines = err.strip().splitlines()
-    assert lines[-2].startswith("[lincls] sweep ") and " finished, " in lines[-2]
+    summary = next(
+        i for i, line in enumerate(lines) if line.startswith("[lincls] sweep adhoc: 30 jobs:")
+    )
+    assert " finished, 3 failed, " in lines[summary]
+    # the configs the store failed, listed; the ones not run, counted; how to resume
+    assert lines[summary + 1].startswith("[lincls] 3 of 30 configs failed (parent run ")
+    listed = lines[summary + 2 : summary + 5]
+    assert all(line.startswith("  seed=") and "did not answer" in line for line in listed)
+    done = int(lines[summary].split(": ")[2].split(" finished")[0])
+    assert lines[summary + 5] == f"[lincls] {30 - done - 3} of 30 configs not run"
     assert lines[-1].startswith("[lincls] sweep stopped: the store failed 3 runs in a row")
-    assert "tracking.skip_finished=true" in lines[-1]
+    assert "tracking.skip_finished=true" in lines[-1] and len(lines) == summary + 7
     assert sum(1 for line in lines if line.startswith("[lincls] failed:")) == 3
 
     server = _server(tmp_path, port)

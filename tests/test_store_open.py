@@ -15,7 +15,8 @@ from conftest import run_cli, runs_of
 
 from lincls import tracking
 from lincls.errors import LinclsInputError
-from lincls.store import StoreError, schema_head
+from lincls.store import StoreError
+from lincls.store_schema import schema_head
 
 SMALL = ["dataset.n=200", "dataset.d=5", "dataset.n_test=50", "certificates.svm=false"]
 

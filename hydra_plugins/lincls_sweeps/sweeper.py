@@ -4,9 +4,10 @@ It expands the overrides (and ``hydra.sweeper.params``) into the cartesian grid 
 sweeper does, then, in the launching process and before any job starts: opens the store once
 (creating and migrating SQLite there), closes KILLED the runs of sweeps that were killed, and
 creates the parent run (``lincls.sweeps.start_sweep``). The jobs run on any launcher. The parent
-is closed FINISHED, or FAILED when a job failed or the launcher raised, in a ``finally``: Hydra
-1.3 skips ``on_multirun_end`` when a job fails, so a callback could not promise it. A sweep with
-failed configs lists them and exits with status 1.
+is closed in a ``finally`` (Hydra 1.3 skips ``on_multirun_end`` when a job fails, so a callback
+could not promise it): FINISHED only if every config has a FINISHED run, else FAILED. A config
+without one — failed, refused by the store, not composed, not run — is listed (the ones not run,
+counted), with the command that runs them, and the sweep exits with status 1.
 
 Hydra's basic sweeper composes every job's config once to validate it before launching, and
 the launcher composes it again (~60 ms each here); this one validates one job per distinct
@@ -97,8 +98,9 @@ class LinclsSweeper(Sweeper):
     def sweep(self, arguments: list[str]) -> Any:
         """Run the grid; the parent run is created first and closed whatever happens.
 
-        Exits 2 with one line on bad input before anything is stored; 1 with the summary when
-        configs failed or the store stopped answering; 130 with one line on Ctrl-C.
+        Exits 2 with one line on bad input before anything is stored; 1 with the summary when a
+        config has no FINISHED run (failed, or not run: the store stopped answering); 130 with
+        one line on Ctrl-C.
         """
         from lincls import sweeps
 
@@ -124,26 +126,18 @@ class LinclsSweeper(Sweeper):
             self.config.hydra.job.env_set[sweeps.SWEEP_ENV] = record.path
         previous = os.environ.get(sweeps.SWEEP_ENV)
         os.environ[sweeps.SWEEP_ENV] = record.path
-        status, stopped, interrupted = "FAILED", None, False
-        failures: list[tuple[str, str]] = []
+        stopped, interrupted = None, False
+        lines = [" ".join(job) for job in jobs]
         returns: Any = None
         handler = signal.signal(signal.SIGINT, sweeps.on_interrupt)
         hook, sys.unraisablehook = sys.unraisablehook, sweeps.unraisable
         try:
             returns = self.launcher.launch(jobs, initial_job_idx=0)
-            failures = sweeps.failed_children(record)
-            # a job that failed before its task ran (e.g. its config did not compose) has no run
-            recorded = {overrides for overrides, _ in failures}
-            for ret in returns:
-                line = " ".join(ret.overrides or ())
-                if ret.status == JobStatus.FAILED and line not in recorded:
-                    error = ret._return_value
-                    failures.append((line, f"{type(error).__name__}: {error}"))
-            status = "FAILED" if failures else "FINISHED"
+            self._count_unreported(record, returns)
         except sweeps.StoreDown as exc:
             stopped = str(exc)
         except KeyboardInterrupt:
-            status, interrupted = "KILLED", True
+            interrupted = True
         finally:
             signal.signal(signal.SIGINT, handler)
             sys.unraisablehook = hook
@@ -151,26 +145,53 @@ class LinclsSweeper(Sweeper):
                 os.environ.pop(sweeps.SWEEP_ENV, None)
             else:
                 os.environ[sweeps.SWEEP_ENV] = previous
-            headline = sweeps.finish_sweep(record, status, store_down=stopped is not None)
+            headline, missing, _ = sweeps.finish_sweep(
+                record, lines, interrupted=interrupted, store_down=stopped is not None
+            )
         if interrupted:
             self._interrupted(headline, len(jobs), arguments)
         seconds = time.time() - record.started
         print(headline.summary_line(record.study, len(jobs), seconds, record.parent_run_id),
               file=sys.stderr, flush=True)  # fmt: skip
+        failed = [(job, why) for job, why in missing if why is not None]
+        if failed:
+            print(
+                f"[lincls] {len(failed)} of {len(jobs)} configs failed "
+                f"(parent run {record.parent_run_id}):",
+                file=sys.stderr,
+            )
+            for job, why in failed:
+                print(f"  {job}: {why}", file=sys.stderr)
+        not_run = len(missing) - len(failed)
+        if not_run:
+            print(f"[lincls] {not_run} of {len(jobs)} configs not run", file=sys.stderr)
         if stopped is not None:
             print(f"[lincls] sweep stopped: {stopped}. When the store answers again, "
                   f"{self._resume(arguments)} completes it", file=sys.stderr)  # fmt: skip
             sys.exit(1)
-        if failures:
-            print(
-                f"[lincls] {len(failures)} of {len(jobs)} configs failed "
-                f"(parent run {record.parent_run_id}):",
-                file=sys.stderr,
-            )
-            for overrides, error in failures:
-                print(f"  {overrides}: {error}", file=sys.stderr)
+        if missing:
+            print(f"[lincls] {len(missing)} of {len(jobs)} configs have no FINISHED run; run them "
+                  f"with: {self._resume(arguments)}", file=sys.stderr)  # fmt: skip
             sys.exit(1)
         return returns
+
+    @staticmethod
+    def _count_unreported(record: Any, returns: Any) -> None:
+        """A job that failed before its task ran (its config did not compose) reported nothing:
+        it is counted failed in the progress file, with its error."""
+        from lincls import progress
+        from lincls.errors import LinclsInputError
+        from lincls.store import one_line
+
+        reported = {entry.get("job") for entry in progress.read(record.progress_file)}
+        for ret in returns or ():
+            line = " ".join(ret.overrides or ())
+            if ret.status == JobStatus.FAILED and line not in reported:
+                error = ret._return_value
+                if not isinstance(error, LinclsInputError):
+                    error = f"{type(error).__name__}: {one_line(error)}"
+                entry = {"status": "failed", "job": line, "error": one_line(str(error))}
+                progress.append(record.progress_file, entry)
 
     def _start(self, jobs: list[list[str]], arguments: list[str]) -> Any:
         """Check the jobs, open the store, make the parent run: the sweep's record. Bad input

@@ -1,0 +1,176 @@
+"""Which databases lincls lets MLflow open as its store: checked before MLflow touches them.
+
+MLflow opens any SQLite file and any database as its store: a file holding other tables gets
+MLflow's tables added to it; a store of another schema revision ends in a 38-line traceback; an
+unreachable database server is retried by MLflow's engine for about two minutes, then a traceback
+of some 190 lines. ``check_store`` refuses the first two in one line (``LinclsInputError`` naming
+``tracking.uri``), leaving the file as it was, and reaches a server within the retry budget
+(``StoreError`` past it).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from lincls.errors import LinclsInputError
+from lincls.paths import sqlite_path
+from lincls.store import DEFAULT_RETRY_SECONDS, StoreError, one_line
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+# Database servers MLflow keeps its store in (a SQLite file is checked without a server).
+SERVER_SCHEMES = ("postgresql", "mysql", "mssql")
+# Per driver family: how a connection attempt is given a time limit (in whole seconds).
+CONNECT_TIMEOUT = {"postgresql": "connect_timeout", "mysql": "connect_timeout"}
+
+
+def check_store(uri: str, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
+    """Refuse a database MLflow must not open as its store, before MLflow opens it.
+
+    A SQLite file that is neither empty nor an MLflow store, or a store of another MLflow schema
+    revision, is refused (``LinclsInputError`` naming ``tracking.uri``) and left as it was: MLflow
+    would add its tables to a foreign file, and ends in a traceback on another revision. A
+    database server is reached within ``retry_seconds`` (then ``StoreError``, one line). A SQLite
+    store is checked under ``store_lock``: a store another process is creating is half-made.
+    """
+    db = sqlite_path(uri)
+    if db is not None:
+        if not db.is_file() or db.stat().st_size == 0:
+            return  # a new store (check_uri refused a directory)
+        with open(db, "rb") as handle:
+            if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                raise LinclsInputError(
+                    "tracking.uri",
+                    f"{db} is not a SQLite database; refused (lincls writes an MLflow store or "
+                    "a new file): give another file",
+                )
+        _judge(uri, str(db), *_sqlite_contents(db))
+        return
+    scheme = uri.partition(":")[0].partition("+")[0].lower()
+    if scheme in SERVER_SCHEMES:
+        _judge(uri, _shown(uri), *_reach_database(uri, scheme, float(retry_seconds)))
+
+
+def _sqlite_contents(db: Any) -> tuple[set[str], str | None]:
+    """(table names, alembic revision) of a SQLite file, read through a read-only connection."""
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        try:
+            tables = {row[0] for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}  # fmt: skip
+            revision = None
+            if "alembic_version" in tables:
+                row = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+                revision = None if row is None else str(row[0])
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise LinclsInputError(
+            "tracking.uri", f"{db} cannot be read as a SQLite database ({exc}); refused"
+        ) from None
+    return tables, revision
+
+
+def _shown(uri: str) -> str:
+    """A database URI as it may be printed: its password hidden."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(uri).render_as_string(hide_password=True)
+    except Exception:
+        return uri.split("@")[-1]
+
+
+def _reach_database(uri: str, scheme: str, budget: float) -> tuple[set[str], str | None]:
+    """(table names, alembic revision) of a database server's database, tried with back-off
+    for at most ``budget`` seconds; then ``StoreError``."""
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    start, delay = time.monotonic(), 0.25
+    while True:
+        remaining = budget - (time.monotonic() - start)
+        args = {}
+        if scheme in CONNECT_TIMEOUT:  # libpq takes at least 2 s
+            args[CONNECT_TIMEOUT[scheme]] = max(2, math.ceil(remaining))
+        try:
+            engine = sqlalchemy.create_engine(uri, poolclass=NullPool, connect_args=args)
+        except ImportError as exc:
+            raise LinclsInputError(
+                "tracking.uri", f"the driver for {scheme} is not installed ({one_line(exc)})"
+            ) from None
+        except sqlalchemy.exc.ArgumentError as exc:
+            raise LinclsInputError("tracking.uri", f"not a database URI: {one_line(exc)}") from None
+        try:
+            with engine.connect() as connection:
+                tables = set(sqlalchemy.inspect(connection).get_table_names())
+                revision = None
+                if "alembic_version" in tables:
+                    revision = connection.execute(
+                        sqlalchemy.text("SELECT version_num FROM alembic_version")
+                    ).scalar()
+                return tables, None if revision is None else str(revision)
+        except sqlalchemy.exc.DBAPIError as exc:
+            waited = time.monotonic() - start
+            if waited + delay >= budget:
+                raise StoreError(
+                    f"tracking.uri: the database {_shown(uri)} did not answer for "
+                    f"{waited:.0f} s: {one_line(exc.orig or exc)}"
+                ) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 4.0)
+        finally:
+            engine.dispose()
+
+
+def schema_head() -> str:
+    """The MLflow schema revision this MLflow writes (its migrations' head)."""
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    return _get_latest_schema_revision()
+
+
+def _known_revision(revision: str) -> bool:
+    from alembic.script import ScriptDirectory
+    from mlflow.store.db.utils import _get_alembic_config
+
+    try:
+        return (
+            ScriptDirectory.from_config(_get_alembic_config("")).get_revision(revision) is not None
+        )
+    except Exception:  # alembic: "No such revision or branch"
+        return False
+
+
+def _judge(uri: str, where: str, tables: set[str], revision: str | None) -> None:
+    """Refuse a database holding something other than an MLflow store of this MLflow's schema
+    (no table at all: a new store, made by MLflow)."""
+    import mlflow
+
+    if not tables:
+        return
+    if not {"alembic_version", "experiments"} <= tables:
+        names = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        raise LinclsInputError(
+            "tracking.uri",
+            f"{where} is not an MLflow store (its tables: {names}); refused, so as not to write "
+            "into it: give a new file or an MLflow store",
+        )
+    head = schema_head()
+    if revision == head:
+        return
+    if revision is not None and _known_revision(revision):
+        advice = f"back it up, then run `mlflow db upgrade {_shown(uri)}`"
+        kind = "an older"
+    else:
+        advice = "it was made by another (likely newer) MLflow: use that version, or a new store"
+        kind = "an unknown"
+    raise LinclsInputError(
+        "tracking.uri",
+        f"the store {where} has {kind} MLflow schema revision {revision} and MLflow "
+        f"{mlflow.__version__} needs {head}: {advice}",
+    )
