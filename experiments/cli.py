@@ -57,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from experiments import run
 
         sys.argv = ["lincls run", *rest]
-        run.main()
+        run.cli()
         return 0
     if command == "report":
         from experiments import report

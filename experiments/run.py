@@ -1,12 +1,16 @@
 """The lincls entry point: ``python -m experiments.run [overrides]``, or ``-m`` for a sweep.
 
 One job = make data → fit → bounds → one batched MLflow write. Bad input prints one line naming
-the field and what is allowed, and exits non-zero.
+the field and what is allowed, and exits 2 — Hydra's composition errors too (a wrong type, an
+unknown key, an unknown config group option or experiment), for a run and a sweep alike, before
+anything is stored.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import hydra
@@ -14,6 +18,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from lincls.composition import check_group_choices, input_error
 from lincls.config import register_configs
 from lincls.errors import LinclsInputError
 from lincls.runner import execute
@@ -21,9 +26,12 @@ from lincls.store import StoreError
 from lincls.sweeps import current_sweep, run_job
 
 register_configs()
+# As a path: relative, Hydra would look for a package ``conf`` when this module is imported
+# (``lincls run``) rather than run as ``__main__``.
+CONF = Path(__file__).resolve().parent.parent / "conf"
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+@hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")
 def main(cfg: DictConfig) -> float | dict | None:
     """Run one config; return its mistakes (the value a Hydra sweeper would minimise)."""
     config = OmegaConf.to_container(cfg, resolve=True)
@@ -52,5 +60,77 @@ def main(cfg: DictConfig) -> float | dict | None:
     return metrics.get("mistakes")
 
 
+def refuse(error: LinclsInputError) -> None:
+    """Print ``error`` as its one line and exit 2."""
+    print(f"error: {error}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def check_arguments(argv: Sequence[str]) -> None:
+    """Refuse, before Hydra composes anything, overrides it cannot parse and an experiment that
+    does not exist (Hydra skips a missing option of the ``optional`` experiment group and would
+    run the default config). Arguments Hydra's own parser refuses are left to it."""
+    from hydra._internal.utils import get_args_parser
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    try:
+        args, _ = get_args_parser().parse_known_args(list(argv))
+    except SystemExit:
+        return
+    try:
+        overrides = OverridesParser.create().parse_overrides(list(args.overrides))
+    except Exception as exc:
+        error = input_error(exc)
+        if error is None:
+            raise
+        refuse(error)
+    folders = [CONF / "experiment"]
+    if args.config_dir:
+        folders.append(Path(args.config_dir) / "experiment")
+    experiments = sorted({p.stem for f in folders if f.is_dir() for p in f.glob("*.yaml")})
+    try:
+        check_group_choices(overrides, "experiment", experiments)
+    except LinclsInputError as exc:
+        refuse(exc)
+
+
+@contextlib.contextmanager
+def one_line_errors() -> Iterator[None]:
+    """Make Hydra's composition errors one line and exit 2, instead of its block and exit 1.
+
+    Hydra prints them in ``run_and_report``, around its composition, the sweeper and the launcher
+    alike; this puts a guard inside it, which turns the errors ``composition.input_error`` knows
+    into their line and leaves every other exception to Hydra.
+    """
+    import hydra._internal.utils as hydra_utils
+
+    report = hydra_utils.run_and_report
+
+    def run_and_report(func):
+        def guarded():
+            try:
+                return func()
+            except Exception as exc:
+                error = input_error(exc)
+                if error is None:
+                    raise
+                refuse(error)
+
+        return report(guarded)
+
+    hydra_utils.run_and_report = run_and_report
+    try:
+        yield
+    finally:
+        hydra_utils.run_and_report = report
+
+
+def cli() -> None:
+    """``python -m experiments.run`` (and ``lincls run``): Hydra's app, bad input one line."""
+    check_arguments(sys.argv[1:])
+    with one_line_errors():
+        main()
+
+
 if __name__ == "__main__":
-    main()
+    cli()

@@ -215,7 +215,9 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
     except StoreDown:
         raise  # the sweep stops: every later job would wait out the store's budget too
     except Exception as exc:  # kept in the JobReturn, as Hydra's run_job does
-        ret.return_value = exc
+        from lincls.composition import input_error
+
+        ret.return_value = input_error(exc) or exc  # a config that does not compose: one line
         ret.status = JobStatus.FAILED
     return ret
 
@@ -287,6 +289,9 @@ class LinclsLauncher(Launcher):
     """Runs a sweep's jobs (module docstring)."""
 
     def __init__(self, n_jobs: int = 1, save_job_config: bool = False) -> None:
+        from lincls.errors import check_number
+
+        check_number("hydra.launcher.n_jobs", n_jobs, low=1, integer=True)
         self.n_jobs = int(n_jobs)
         self.save_job_config = bool(save_job_config)
         self.config: DictConfig | None = None
