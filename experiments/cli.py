@@ -21,6 +21,10 @@ from lincls import tracking
 from lincls.paths import sqlite_path
 
 USAGE = "usage: lincls {run,report,ui} [arguments]  (lincls <command> --help for each)"
+# The UI runs no MLflow jobs: without this, MLflow's server starts its job runner (8 huey consumer
+# processes of ~250 MB each). Two workers, so one slow page does not hold up the others.
+UI_ENV = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+UI_WORKERS = 2
 
 
 def ui_command(argv: Sequence[str]) -> list[str]:
@@ -36,7 +40,7 @@ def ui_command(argv: Sequence[str]) -> list[str]:
         str(Path(sys.executable).with_name("mlflow")) if shutil.which("mlflow") is None
         else "mlflow",
         "server", "--app-name", "lincls", "--backend-store-uri", uri, "--host", args.host,
-        "--port", str(args.port), "--workers", "1",
+        "--port", str(args.port), "--workers", str(UI_WORKERS),
     ]  # fmt: skip
     root = tracking.artifact_root(uri)
     if root is not None:
@@ -70,7 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _, experiment_id = tracking.open_experiment(store)  # made with its view if missing
         page = tracking.ui_path(experiment_id)
         print(f"lincls: the runs as lincls reads them: http://{host}:{port}/{page}", flush=True)
-        os.execvp(args[0], args)
+        # MLflow's own command in this process: mlflow, already imported, is not imported again
+        os.environ.update(UI_ENV)
+        from mlflow.cli import cli
+
+        return cli.main(args[1:], prog_name="mlflow")
     print(f"error: command: must be one of run, report, ui, got {command!r}", file=sys.stderr)
     return 2
 
