@@ -2,10 +2,16 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
-# dev: tests and lint; postgres: the driver of `make server DB=postgresql://…`; ray: Hydra's Ray
-# launcher. The cluster tests use all three.
-EXTRAS ?= dev,postgres,ray
+# Pinned installs (`make lock` remakes them from pyproject.toml): run.lock is what a run needs,
+# test.lock adds the extras dev (tests and lint), postgres (the driver of `make server
+# DB=postgresql://…`) and ray (Hydra's Ray launcher) at the same versions.
+RUN_LOCK := requirements/run.lock
+TEST_LOCK := requirements/test.lock
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed
+# `make lock` resolves with uv, installed in a venv of its own
+UV_VERSION := 0.13.8
+LOCK_TOOL := $(VENV)/lock-tool
 # Debian packages the tests use: PostgreSQL, a one-node Slurm with munge, a headless browser.
 APT_PACKAGES ?= postgresql slurm-wlm munge chromium chromium-driver
 HOST ?= 127.0.0.1
@@ -13,15 +19,33 @@ PORT ?= 5000
 STORE := sqlite:///$(abspath results/mlflow.db)
 ARTIFACTS := $(abspath results/mlartifacts)
 
-.PHONY: run test lint bench ui server setup system clean
+.PHONY: run test lint bench ui server setup lock system clean
 
-$(STAMP): pyproject.toml
+# $(1): the lock to install; the project itself goes in editable, its dependencies already there
+define install
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
-	touch $(STAMP)
+	$(PY) -m pip install --quiet -r $(1)
+	$(PY) -m pip install --quiet --no-deps -e .
+endef
 
-setup: $(STAMP)
+$(RUN_STAMP): pyproject.toml $(RUN_LOCK)
+	$(call install,$(RUN_LOCK))
+	touch $@
+
+# the test set holds the run set at the same versions
+$(TEST_STAMP): pyproject.toml $(TEST_LOCK)
+	$(call install,$(TEST_LOCK))
+	touch $@ $(RUN_STAMP)
+
+## setup: .venv with everything the tests use (make run installs only what a run needs)
+setup: $(TEST_STAMP)
+
+## lock: remake requirements/*.lock from pyproject.toml; a pin stays while it satisfies pyproject
+## (make lock UPGRADE=1: the newest versions its ranges allow)
+lock:
+	test -x $(LOCK_TOOL)/bin/uv || { $(PYTHON) -m venv $(LOCK_TOOL) && \
+	  $(LOCK_TOOL)/bin/python -m pip install --quiet uv==$(UV_VERSION); }
+	$(PYTHON) requirements/lock.py --uv $(LOCK_TOOL)/bin/uv $(if $(UPGRADE),--upgrade)
 
 ## system: install the missing APT_PACKAGES (as root, with apt-get); anyone else is told what is
 ## missing, and the tests that need it skip
@@ -40,34 +64,35 @@ system:
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
 ## run: a small bound_verification study on 2 workers, logged to results/mlflow.db, then its report
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(PY) -m experiments.run -m experiment=bound_verification hydra.launcher.n_jobs=2
 	$(PY) -m experiments.report bound_verification
 	@echo "Open the MLflow UI with: make ui   (then http://$(HOST):$(PORT))"
 
 ## test: lint, format check and the whole suite on every core (the cluster tests one at a time)
-test: $(STAMP) system lint
+test: $(TEST_STAMP) system lint
 	$(PY) -m pytest -q -n auto --dist loadgroup
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
 ## bench: speed against the peer implementations, written to results/bench.md
-bench: $(STAMP)
+bench: $(RUN_STAMP)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m experiments.bench
 
 ## ui: the MLflow UI over the local store, on http://$(HOST):$(PORT)
-ui: $(STAMP)
+ui: $(RUN_STAMP)
 	mkdir -p results
 	$(VENV)/bin/lincls ui --store $(STORE) --host $(HOST) --port $(PORT)
 
-## server: an MLflow tracking server on $(HOST):$(PORT) with one worker, over the local SQLite
-## store or DB=postgresql://user:pass@host/db; point runs at it with tracking.uri=http://$(HOST):$(PORT)
+## server: an MLflow tracking server on $(HOST):$(PORT) with one worker and no job runner, over the
+## local SQLite store or DB=postgresql://user:pass@host/db (the postgres extra: the test set);
+## point runs at it with tracking.uri=http://$(HOST):$(PORT)
 DB ?= $(STORE)
-server: $(STAMP)
+server: $(if $(findstring postgres,$(DB)),$(TEST_STAMP),$(RUN_STAMP))
 	mkdir -p results
-	$(VENV)/bin/mlflow server --app-name lincls --backend-store-uri $(DB) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(VENV)/bin/mlflow server --app-name lincls --backend-store-uri $(DB) --default-artifact-root $(ARTIFACTS) --host $(HOST) --port $(PORT) --workers 1
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis outputs multirun

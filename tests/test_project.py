@@ -26,7 +26,7 @@ def requirements(entries: list[str]) -> dict[str, Requirement]:
         ("hydra-core", ["1.3.0", "1.3.2"], ["1.2.0", "1.4.0"]),
         ("mlflow", ["3.7.0", "3.17.2"], ["3.6.0", "2.22.0"]),
         ("numpy", ["2.0.0", "2.4.6"], ["1.26.4"]),
-        ("scikit-learn", ["1.8.0", "1.9.1"], ["1.7.2"]),
+        ("scikit-learn", ["1.8.0", "1.9.1"], ["1.7.2", "1.10.0"]),
         ("pandas", ["2.2.0"], []),
         ("numba", ["0.60.0"], []),
         ("matplotlib", ["3.8.0"], []),
@@ -55,10 +55,13 @@ def dry_run(target: str) -> list[str]:
     return done.stdout.splitlines()
 
 
-SETUP = [
-    "test -x .venv/bin/python || python3 -m venv .venv",
-    '.venv/bin/python -m pip install --quiet -e ".[dev,postgres,ray]"',
-]
+def setup(lock: str) -> list[str]:
+    """The set-up lines: a venv, the lock's pinned packages, then the project itself."""
+    return [
+        "test -x .venv/bin/python || python3 -m venv .venv",
+        f".venv/bin/python -m pip install --quiet -r requirements/{lock}.lock",
+        ".venv/bin/python -m pip install --quiet --no-deps -e .",
+    ]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
@@ -87,9 +90,12 @@ SETUP = [
 )
 def test_every_make_target_sets_up_the_venv_first(target, runs):
     lines = dry_run(target)
-    for expected in SETUP:
+    lock, other = ("test", "run") if target == "test" else ("run", "test")
+    for expected in setup(lock):
         assert expected in lines, lines
-    last = max(lines.index(step) for step in SETUP)
+    # a run installs only what a run needs: no test, cluster or database extras
+    assert not [x for x in lines if f"requirements/{other}.lock" in x], lines
+    last = max(lines.index(step) for step in setup(lock))
     for command in runs:
         at = [i for i, line in enumerate(lines) if command in line]
         assert at and at[0] > last, (command, lines)
