@@ -185,6 +185,19 @@ class LeastSquaresConfig:
     max_iter: int | None = None
 
 
+@dataclass
+class RommaConfig(BiasedConfig):
+    name: str = "romma"
+    aggressive: bool = False
+
+
+@dataclass
+class SecondOrderPerceptronConfig(BiasedConfig):
+    name: str = "second_order_perceptron"
+    a: float = 1.0
+    diagonal: bool = False
+
+
 # --- datasets -------------------------------------------------------------------------------
 
 
@@ -390,6 +403,8 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "least_squares": LeastSquaresConfig,
     "adaline": AdalineConfig,
     "batch_perceptron": BatchPerceptronConfig,
+    "romma": RommaConfig,
+    "second_order_perceptron": SecondOrderPerceptronConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,

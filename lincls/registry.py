@@ -52,6 +52,8 @@ from lincls.learners import (
     VotedPerceptron,
     Winnow,
 )
+from lincls.learners.romma import ROMMA
+from lincls.learners.second_order import SecondOrderPerceptron
 
 LEARNERS: dict[str, type] = {
     "perceptron": Perceptron,
@@ -71,6 +73,8 @@ LEARNERS: dict[str, type] = {
     "least_squares": LeastSquaresClassifier,
     "adaline": Adaline,
     "batch_perceptron": BatchPerceptron,
+    "romma": ROMMA,
+    "second_order_perceptron": SecondOrderPerceptron,
 }
 
 DATASETS: dict[str, Callable[..., Any]] = {

@@ -15,6 +15,8 @@ from lincls.bounds import (
     multiclass,
     passive_aggressive,
     perceptron,
+    romma,
+    second_order,
     winnow,
 )
 from lincls.bounds._registry import (
@@ -41,6 +43,8 @@ from lincls.bounds.margin import margin_perceptron_bound
 from lincls.bounds.multiclass import mira_bound, multiclass_perceptron_bound
 from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
+from lincls.bounds.romma import romma_bound
+from lincls.bounds.second_order import second_order_bound
 from lincls.bounds.winnow import winnow1_bound, winnow2_bound
 
 __all__ = [
@@ -79,6 +83,10 @@ __all__ = [
     "pa_bound",
     "passive_aggressive",
     "perceptron",
+    "romma",
+    "romma_bound",
+    "second_order",
+    "second_order_bound",
     "trivial_bound",
     "voted_test_error",
     "winnow",
