@@ -123,11 +123,14 @@ def test_lincls_run_says_the_same_line(tmp_path):
     assert not db.exists()
 
 
-def test_a_sweep_config_that_does_not_compose_is_one_line_naming_its_field(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_sweep_config_that_does_not_compose_is_one_line_naming_its_field(workers, tmp_path):
     """The sweep goes on with the configs that compose; the one that does not is listed with
-    the line that names its field (how the sweep counts it is the sweep summary's)."""
+    the line that names its field, from a pool's worker too (how the sweep counts it is the
+    sweep summary's)."""
     db = tmp_path / "mlflow.db"
-    done = run_cli(["-m", "dataset.n=100,abc", f"tracking.uri=sqlite:///{db}"], cwd=tmp_path)
+    done = run_cli(["-m", "dataset.n=100,abc", f"hydra.launcher.n_jobs={workers}",
+                    f"tracking.uri=sqlite:///{db}"], cwd=tmp_path)  # fmt: skip
     assert done.returncode == 1, done.stderr[-3000:]
     listed = [line for line in done.stderr.splitlines() if line.startswith("  dataset.n=abc")]
     assert len(listed) == 1, done.stderr[-3000:]
