@@ -42,6 +42,15 @@ def _seeds(uri: str, experiment: str) -> tuple[Counter, Counter]:
             Counter(r.info.status for r in children))  # fmt: skip
 
 
+def _deleted(uri: str, experiment: str) -> list:
+    from mlflow.entities import ViewType
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    found = client.get_experiment_by_name(experiment)
+    return client.search_runs([found.experiment_id], run_view_type=ViewType.DELETED_ONLY)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_paused_server_leaves_every_config_with_one_run_once_the_resume_ran(tmp_path):
@@ -76,6 +85,8 @@ def test_a_paused_server_leaves_every_config_with_one_run_once_the_resume_ran(tm
             assert "Traceback" not in err, err[-3000:]
             per_seed, statuses = _seeds(uri, experiment)
             outcomes[pause] = sweep.returncode
+            # a run deleted at the sweep's end held no result: it was left RUNNING
+            assert {r.info.status for r in _deleted(uri, experiment)} <= {"RUNNING"}
             if sweep.returncode == 0:
                 assert per_seed == dict.fromkeys(range(10), 1) and statuses == {"FINISHED": 10}
                 continue
