@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 
 register_configs()
+# Every `mlflow server` a test starts (and a `make server` it runs) inherits this: without it
+# MLflow starts a job runner of ~8 huey consumers (~250 MB each) beside a server that runs no jobs.
+os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 
 
 @pytest.fixture(scope="session")
