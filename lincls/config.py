@@ -198,6 +198,13 @@ class SecondOrderPerceptronConfig(BiasedConfig):
     diagonal: bool = False
 
 
+@dataclass
+class ArowConfig(BiasedConfig):
+    name: str = "arow"
+    r: float = 1.0
+    diagonal: bool = False
+
+
 # --- datasets -------------------------------------------------------------------------------
 
 
@@ -405,6 +412,7 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "batch_perceptron": BatchPerceptronConfig,
     "romma": RommaConfig,
     "second_order_perceptron": SecondOrderPerceptronConfig,
+    "arow": ArowConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,

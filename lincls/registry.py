@@ -52,6 +52,7 @@ from lincls.learners import (
     VotedPerceptron,
     Winnow,
 )
+from lincls.learners.arow import AROW
 from lincls.learners.romma import ROMMA
 from lincls.learners.second_order import SecondOrderPerceptron
 
@@ -75,6 +76,7 @@ LEARNERS: dict[str, type] = {
     "batch_perceptron": BatchPerceptron,
     "romma": ROMMA,
     "second_order_perceptron": SecondOrderPerceptron,
+    "arow": AROW,
 }
 
 DATASETS: dict[str, Callable[..., Any]] = {

@@ -4,8 +4,7 @@ Each bound is checked on 2,000 random configs run through the runner's own measu
 (``lincls.evaluation.measure``): the learner's options, certified separable or noisy data with
 offsets, every order (fixed, shuffled, adversarial), passes and orderings. A config counts when
 the bound was logged; at least half of them must log it (the rest: noisy data without a
-separating certificate, a bias-free learner on data with an offset, the diagonal second-order
-perceptron).
+separating certificate, a bias-free learner on data with an offset, the diagonal variants).
 """
 
 from __future__ import annotations
@@ -36,7 +35,16 @@ def _second_order(rng: np.random.Generator) -> dict:
     }
 
 
-LEARNERS = {"romma": _romma, "second_order": _second_order}
+def _arow(rng: np.random.Generator) -> dict:
+    return {
+        "name": "arow",
+        "r": float(rng.choice([0.01, 0.1, 1.0, 10.0])),
+        "diagonal": bool(rng.random() < 0.2),
+        "bias": str(rng.choice(["feature", "feature", "none"])),
+    }
+
+
+LEARNERS = {"romma": _romma, "second_order": _second_order, "arow": _arow}
 
 
 def _dataset(rng: np.random.Generator, seed: int) -> dict:

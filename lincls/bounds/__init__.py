@@ -8,6 +8,7 @@ bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.999999
 
 from lincls.bounds import (
     alma,
+    arow,
     data_dependent,
     deficit,
     kernel,
@@ -36,6 +37,7 @@ from lincls.bounds._registry import (
     trivial_bound,
 )
 from lincls.bounds.alma import alma_bound
+from lincls.bounds.arow import arow_bound
 from lincls.bounds.data_dependent import mohri_rostamizadeh
 from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
 from lincls.bounds.kernel import kernel_novikoff
@@ -60,6 +62,8 @@ __all__ = [
     "RunFacts",
     "alma",
     "alma_bound",
+    "arow",
+    "arow_bound",
     "data_dependent",
     "deficit",
     "evaluate",
