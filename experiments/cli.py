@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lincls import tracking
+from lincls.errors import LinclsInputError
 from lincls.paths import sqlite_path
 
 USAGE = "usage: lincls {run,report,ui} [arguments]  (lincls <command> --help for each)"
@@ -71,7 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = ui_command(rest)
         host, port = args[args.index("--host") + 1], args[args.index("--port") + 1]
         store = args[args.index("--backend-store-uri") + 1]
-        _, experiment_id = tracking.open_experiment(store)  # made with its view if missing
+        try:  # made with its view if missing; a store lincls must not open is one line
+            _, experiment_id = tracking.open_experiment(store)
+        except LinclsInputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except tracking.StoreError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         page = tracking.ui_path(experiment_id)
         print(f"lincls: the runs as lincls reads them: http://{host}:{port}/{page}", flush=True)
         # MLflow's own command in this process: mlflow, already imported, is not imported again

@@ -205,3 +205,19 @@ def test_lincls_ui_runs_mlflow_server_as_the_lincls_app(tmp_path):
     assert command[command.index("--port") + 1] == "5009"
     (app,) = [e for e in entry_points(group="mlflow.app") if e.name == "lincls"]
     assert app.value == "experiments.ui_app:create_app"
+
+
+def test_lincls_ui_on_a_foreign_sqlite_file_is_one_line_and_leaves_it_as_it_was(tmp_path, capsys):
+    import sqlite3
+
+    from experiments import cli
+
+    foreign = tmp_path / "mine.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("create table foo(x)")
+    before = foreign.read_bytes()
+    assert cli.main(["ui", "--store", f"sqlite:///{foreign}", "--port", "5999"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: tracking.uri: ")
+    assert "is not an MLflow store (its tables: foo)" in err
+    assert foreign.read_bytes() == before
