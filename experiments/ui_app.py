@@ -1,11 +1,21 @@
-"""The MLflow UI as lincls serves it: MLflow's own server, opening on model training.
+"""The MLflow UI as lincls serves it: MLflow's own server, opening on lincls's view of the runs.
 
 MLflow's UI keeps a browser-side switch between its GenAI and model-training pages, stored in
 the browser (``localStorage["mlflow.workflowType_v1"]``) and GenAI until someone flips it; it wins
 over the experiment's kind tag, so a first visit clicking the ``lincls`` experiment lands on an
-empty traces page. This app is MLflow's server (``mlflow.server``, every route unchanged) whose
-UI page sets that switch to model training when the browser has no choice stored yet: a
-researcher who flips it back keeps their choice.
+empty traces page. It also keeps each experiment's runs table (columns, widths, sort, filter,
+charts) in the browser, under ``MLFLOW_TABLE_KEY``, and opens an experiment it has no state for
+on its default columns (name, date, dataset, source: no metric). This app is MLflow's server
+(``mlflow.server``, every route unchanged) whose UI page
+
+- sets the switch to model training when the browser has no choice stored yet;
+- gives every experiment that carries lincls's shared view (``tracking.VIEW_TAG``) that view as
+  its table's state, when the browser has none stored for it yet: a click on the experiment then
+  opens the view, and a researcher who changes the table keeps their changes;
+
+and which answers the UI's runs search with pages of ``RUNS_PAGE`` runs (the UI asks for 100 and
+shows "Load more" after them) and the UI's question for the signed-in user (this server has no
+sign-in: an empty answer, where MLflow's server answers 404 on every page load).
 
 Registered as the ``mlflow.app`` plugin ``lincls`` (pyproject.toml), so ``mlflow server
 --app-name lincls`` serves it; ``lincls ui``, ``make ui`` and ``make server`` do.
@@ -13,8 +23,12 @@ Registered as the ``mlflow.app`` plugin ``lincls`` (pyproject.toml), so ``mlflow
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from lincls import tracking
 
 WORKFLOW_KEY = "mlflow.workflowType_v1"  # MLflow's useLocalStorage key: f"{key}_v{version}"
 WORKFLOW_DEFAULT = "machine_learning"
@@ -23,25 +37,120 @@ SCRIPT = (
     f"window.localStorage.setItem({json.dumps(WORKFLOW_KEY)},"
     f"JSON.stringify({json.dumps(WORKFLOW_DEFAULT)}))}}catch(e){{}}</script>"
 )
+# MLflow's LocalStorageUtils key of an experiment page's state: its scope is the page and the
+# JSON list of the experiment ids shown (one here), its item the component state.
+MLFLOW_TABLE_KEY = "MLflowLocalStorage-1.1-ExperimentPage-{ids}-ReactComponentState"
+RUNS_SEARCH = "/ajax-api/2.0/mlflow/runs/search"  # the UI's runs search (clients use /api/)
+RUNS_PAGE = 1000
+CURRENT_USER = "/ajax-api/2.0/mlflow/users/current"
+MAX_VIEWS = 1000  # experiments looked at for a view when the page is served
 
 
-def with_default_workflow(html: bytes) -> bytes:
-    """The UI page with the script that sets the default workflow, first thing in its head."""
+def table_key(experiment_id: str) -> str:
+    """Where MLflow's UI keeps the runs table's state of one experiment in the browser."""
+    return MLFLOW_TABLE_KEY.format(ids=json.dumps([str(experiment_id)]))
+
+
+def views_of(experiments: Iterable[Any]) -> dict[str, str]:
+    """The runs-table state (a JSON string) of each experiment carrying lincls's view, by id."""
+    views = {}
+    for experiment in experiments:
+        tag = (experiment.tags or {}).get(tracking.VIEW_TAG)
+        if not tag:
+            continue
+        try:
+            envelope = json.loads(tag)
+            state = envelope["state"] if isinstance(envelope, dict) and "state" in envelope else tag
+            json.loads(state)
+        except (ValueError, TypeError):
+            continue  # not a view lincls wrote: leave the browser's default
+        views[str(experiment.experiment_id)] = state
+    return views
+
+
+def seed_script(views: Mapping[str, str]) -> str:
+    """A script storing each experiment's view as its table state where the browser has none."""
+    if not views:
+        return ""
+    pairs = {table_key(experiment_id): state for experiment_id, state in views.items()}
+    # "</" would end the script element early: JSON lets it be written "<\/"
+    payload = json.dumps(pairs).replace("</", "<\\/")
+    return (
+        f"<script>try{{var v={payload};for(var k in v)"
+        "if(window.localStorage.getItem(k)===null)window.localStorage.setItem(k,v[k])}"
+        "catch(e){}</script>"
+    )
+
+
+def with_default_workflow(html: bytes, views: Mapping[str, str] | None = None) -> bytes:
+    """The UI page with the script that sets the default workflow (and ``views``, by
+    ``seed_script``), first thing in its head."""
     marker = b"<head>"
     at = html.find(marker)
     if at < 0 or SCRIPT.encode() in html:
         return html
     at += len(marker)
-    return html[:at] + SCRIPT.encode() + html[at:]
+    inserted = (SCRIPT + seed_script(views or {})).encode()
+    return html[:at] + inserted + html[at:]
+
+
+def _stored_views() -> dict[str, str]:
+    """The views of the experiments in the server's store (none if the store cannot say)."""
+    try:
+        from mlflow.entities import ViewType
+        from mlflow.server.handlers import _get_tracking_store
+
+        found = _get_tracking_store().search_experiments(
+            view_type=ViewType.ACTIVE_ONLY, max_results=MAX_VIEWS
+        )
+    except Exception:  # the page must load whatever the store says: without the views
+        return {}
+    return views_of(found)
 
 
 def _inject(response: Any) -> Any:
-    """Flask ``after_request``: put the script into the UI's HTML page (200, text/html)."""
+    """Flask ``after_request``: put the scripts into the UI's HTML page (200, text/html)."""
     if response.status_code != 200 or response.mimetype != "text/html":
         return response
     response.direct_passthrough = False  # a file sent as is: read it to change it
-    response.set_data(with_default_workflow(response.get_data()))
+    response.set_data(with_default_workflow(response.get_data(), _stored_views()))
     return response
+
+
+def larger_page(body: bytes, page: int = RUNS_PAGE) -> bytes:
+    """A runs search's JSON body asking for at least ``page`` runs (the body as is if not JSON)."""
+    try:
+        request = json.loads(body or b"{}")
+    except ValueError:
+        return body
+    if not isinstance(request, dict):
+        return body
+    asked = request.get("max_results")
+    if isinstance(asked, int) and asked >= page:
+        return body
+    return json.dumps({**request, "max_results": page}).encode()
+
+
+def larger_pages(app: Callable) -> Callable:
+    """WSGI middleware: the UI's runs searches (``RUNS_SEARCH``, POST) ask ``RUNS_PAGE`` runs."""
+
+    def wrapped(environ: dict, start_response: Callable) -> Any:
+        if environ.get("PATH_INFO") == RUNS_SEARCH and environ.get("REQUEST_METHOD") == "POST":
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = larger_page(environ["wsgi.input"].read(length) if length else b"")
+            environ["wsgi.input"] = io.BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))
+        return app(environ, start_response)
+
+    wrapped.lincls_larger_pages = True
+    return wrapped
+
+
+def _current_user() -> Any:
+    """No user signed in: the server has no authentication (the UI then shows no account)."""
+    from flask import jsonify
+
+    return jsonify({})
 
 
 def create_app() -> Any:
@@ -51,4 +160,8 @@ def create_app() -> Any:
 
     if _inject not in flask_app.after_request_funcs.get(None, []):
         flask_app.after_request(_inject)
+    if not getattr(flask_app.wsgi_app, "lincls_larger_pages", False):
+        flask_app.wsgi_app = larger_pages(flask_app.wsgi_app)
+    if "lincls_current_user" not in flask_app.view_functions:
+        flask_app.add_url_rule(CURRENT_USER, "lincls_current_user", _current_user)
     return create_fastapi_app(flask_app)

@@ -221,3 +221,67 @@ def test_lincls_ui_on_a_foreign_sqlite_file_is_one_line_and_leaves_it_as_it_was(
     assert err.count("\n") == 1 and err.startswith("error: tracking.uri: ")
     assert "is not an MLflow store (its tables: foo)" in err
     assert foreign.read_bytes() == before
+
+
+def test_the_view_is_a_saved_view_of_the_runs_alone_with_every_column_wide_enough():
+    import json
+
+    envelope = json.loads(tracking.view_state())
+    assert envelope["name"] == "lincls" and isinstance(envelope["createdAt"], int)
+    assert tracking.view_state() == tracking.view_state()  # one string: written once per change
+    state = json.loads(envelope["state"])
+    assert state == tracking.view_ui_state()
+    assert state["searchFilter"] == "tags.`lincls.role` = 'run'"
+    # sorted by a metric: MLflow's UI fetches the runs' parents only for the start-time order
+    assert state["orderByKey"] == "metrics.`bound_ratio.tightest`"
+    assert state["runsHiddenMode"] == "SHOW_ALL"
+    assert state["columnOrder"][:2] == ["attributes.`Run Name`", "metrics.`bound_ratio.tightest`"]
+    assert set(state["columnOrder"]) == set(state["columnWidths"])
+    assert set(state["selectedColumns"]) == set(state["columnOrder"]) - {"attributes.`Run Name`"}
+    for column, width in state["columnWidths"].items():
+        header = column.split("`")[1]
+        assert width >= 8 * len(header) + 30, column  # ~7 px a header character, the sort icon
+    assert all(c["runsCountToCompare"] >= 1000 for c in state["compareRunCharts"])
+
+
+def test_the_ui_page_gives_each_lincls_experiment_its_view_where_the_browser_has_none():
+    import json
+    from types import SimpleNamespace
+
+    from experiments.ui_app import seed_script, table_key, views_of, with_default_workflow
+
+    experiments = [
+        SimpleNamespace(experiment_id="7", tags={tracking.VIEW_TAG: tracking.view_state()}),
+        SimpleNamespace(experiment_id="8", tags={}),
+        SimpleNamespace(experiment_id="9", tags={tracking.VIEW_TAG: "{not json"}),
+    ]
+    views = views_of(experiments)
+    assert list(views) == ["7"] and json.loads(views["7"]) == tracking.view_ui_state()
+    assert table_key("7") == 'MLflowLocalStorage-1.1-ExperimentPage-["7"]-ReactComponentState'
+    script = seed_script(views)
+    assert "getItem(k)===null" in script and "</" not in script[8:-9]
+    page = with_default_workflow(b"<html><head></head><body></body></html>", views)
+    assert page.count(b"<script>") == 2 and seed_script({}) == ""
+
+
+def test_the_ui_s_runs_search_asks_a_page_of_a_thousand_runs():
+    import io
+    import json
+
+    from experiments.ui_app import RUNS_SEARCH, larger_page, larger_pages
+
+    assert json.loads(larger_page(b'{"max_results": 100, "filter": "x"}')) == {
+        "max_results": 1000, "filter": "x"}  # fmt: skip
+    assert larger_page(b'{"max_results": 5000}') == b'{"max_results": 5000}'
+    assert larger_page(b"not json") == b"not json"
+    seen = {}
+
+    def app(environ, start_response):
+        seen["body"] = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"]))
+        return []
+
+    body = b'{"experiment_ids": ["1"], "max_results": 100}'
+    environ = {"PATH_INFO": RUNS_SEARCH, "REQUEST_METHOD": "POST", "CONTENT_LENGTH": str(len(body)),
+               "wsgi.input": io.BytesIO(body)}  # fmt: skip
+    larger_pages(app)(environ, None)
+    assert json.loads(seen["body"])["max_results"] == 1000
