@@ -56,11 +56,13 @@ def dry_run(target: str) -> list[str]:
 
 
 def setup(lock: str) -> list[str]:
-    """The set-up lines: a venv, the lock's pinned packages, then the project itself."""
+    """The set-up lines: a venv, uv in it, the lock's pinned packages, then the project itself."""
+    uv = ".venv/tools/bin/uv pip install --quiet --python .venv/bin/python"
     return [
         "test -x .venv/bin/python || python3 -m venv .venv",
-        f".venv/bin/python -m pip install --quiet -r requirements/{lock}.lock",
-        ".venv/bin/python -m pip install --quiet --no-deps -e .",
+        ".venv/bin/python -m pip install --quiet --target .venv/tools uv==0.13.8",
+        f"{uv} --require-hashes -r requirements/{lock}.lock",
+        f"{uv} --no-deps -e .",
     ]
 
 
