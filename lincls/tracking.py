@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from lincls.experiment_note import EXPERIMENT_NOTE
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
 from lincls.sqlite_runs import SqliteRuns, training_input
 from lincls.store import (
@@ -42,26 +43,6 @@ DEFAULT_EXPERIMENT = "lincls"
 PARAM_VALUE_LIMIT = 6000
 # The UI opens an experiment of this kind on its runs table, not on the GenAI traces page.
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
-EXPERIMENT_NOTE = """Runs of lincls: linear classifiers of the perceptron family against their
-mistake bounds.
-
-- A **sweep** is a parent run (named after its study); its description gives the headline (runs,
-  failed, bound violations, per learner the median and largest tightest ratio of each family)
-  and its artifacts hold the study report (`report/report.html`).
-- A **run** (a child) fits one learner on one dataset. Its name reads
-  `learner[bias rule] dataset γ=… R=… order seed`; `learner_label` groups the same update rule.
-- `mistakes` is the online mistake count; `bound.<theorem>` each mistake bound that applies, at its
-  best certificate; **`bound_ratio.<theorem>` = mistakes / bound**, exactly 1 when the count
-  meets the bound within a relative 1e-9 (the bound's rounding), above 1 only for a violation
-  (tagged `bound_violated=true`). A bound at or above what any learner could make on the run is
-  **vacuous** there: tag `bounds.vacuous`, no ratio, never the tightest.
-- **A priori** bounds are functions of the data and a comparator; **a posteriori** ones
-  (Mohri–Rostamizadeh) read the run's own mistakes. `bound_ratio.tightest` is the ratio to the
-  run's smallest a priori bound, `bound_ratio.tightest_a_posteriori` to its smallest a
-  posteriori one.
-- `bound_slack.progress · angle · norm` = mistakes / Novikoff's bound, factor by factor of its
-  proof: the smallest says what keeps a run from its bound.
-"""
 
 
 def artifact_root(uri: str) -> str | None:

@@ -30,8 +30,16 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.hyperplane",
         "lincls.evaluation",
     ),
-    ("lincls.store", "lincls.sqlite_runs", "lincls.tracking", "lincls.tags", "lincls.describe"),
-    ("lincls.runner", "lincls.sweeps", "lincls.progress"),
+    (
+        "lincls.store",
+        "lincls.store_schema",
+        "lincls.sqlite_runs",
+        "lincls.tracking",
+        "lincls.tags",
+        "lincls.describe",
+        "lincls.experiment_note",
+    ),
+    ("lincls.runner", "lincls.sweeps", "lincls.progress", "lincls.interrupts"),
     ("experiments", "hydra_plugins"),
 ]
 

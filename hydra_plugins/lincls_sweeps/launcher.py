@@ -43,6 +43,8 @@ from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from lincls import interrupts  # tiny: Ctrl-C's flag, no heavy imports
+
 # Jobs from which one worker measures and this process writes (below: all in this process).
 WRITE_BEHIND_JOBS = 100
 
@@ -352,7 +354,7 @@ class LinclsLauncher(Launcher):
             try:
                 returns = []
                 for overrides, idx in jobs:
-                    sweeps.check_interrupt()
+                    interrupts.check_interrupt()
                     returns.append(run_one(composer, self.task_function, overrides, idx))
                 return returns
             finally:
@@ -412,7 +414,7 @@ class LinclsLauncher(Launcher):
         try:
             returns: list[JobReturn | None] = [None] * len(jobs)
             for future in as_completed(futures):
-                sweeps.check_interrupt()
+                interrupts.check_interrupt()
                 ret = future.result()
                 returns[futures[future]] = ret
                 outcome = ret._return_value

@@ -32,6 +32,8 @@ from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from lincls import interrupts  # tiny: Ctrl-C's flag, no heavy imports
+
 
 @dataclass
 class LinclsSweeperConf:
@@ -129,8 +131,8 @@ class LinclsSweeper(Sweeper):
         stopped, interrupted = None, False
         lines = [" ".join(job) for job in jobs]
         returns: Any = None
-        handler = signal.signal(signal.SIGINT, sweeps.on_interrupt)
-        hook, sys.unraisablehook = sys.unraisablehook, sweeps.unraisable
+        handler = signal.signal(signal.SIGINT, interrupts.on_interrupt)
+        hook, sys.unraisablehook = sys.unraisablehook, interrupts.unraisable
         try:
             returns = self.launcher.launch(jobs, initial_job_idx=0)
             self._count_unreported(record, returns)
