@@ -365,9 +365,33 @@ def test_the_parent_run_lists_the_report_as_artifacts(study):
 def test_the_html_report_is_self_contained(study):
     page = (study["out"] / "report.html").read_text()
     assert page.count('<img alt="') == len(PLOTS) == page.count('src="data:image/png;base64,')
-    assert '<a download="runs.csv" href="data:text/csv;base64,' in page
+    # runs.csv is the file beside the page (in MLflow, the sibling artifact), not a data: download
+    assert '<a href="runs.csv" data-artifact="report/runs.csv">' in page
+    assert "data:text/csv" not in page and 'location.protocol === "blob:"' in page
     assert "<table>" in page and "<th>learner</th>" in page
     assert "](" not in page  # every markdown link was converted
+
+
+def test_every_run_gets_its_figure_and_a_colour_no_other_run_has(study):
+    from lincls.figures import FIGURE_FILE
+
+    client = MlflowClient(tracking_uri=study["uri"])
+    colors = []
+    for run in study["runs"]:
+        assert [
+            a.path for a in client.list_artifacts(run.info.run_id) if a.path.endswith(".png")
+        ] == [FIGURE_FILE]
+        local = client.download_artifacts(run.info.run_id, FIGURE_FILE, str(study["tmp"]))
+        image = imread(local)
+        assert image.shape[:2] == (200, 512) and image[..., :3].std() > 0.01
+        colors.append(client.get_run(run.info.run_id).data.tags["mlflow.runColor"])
+    assert len(set(colors)) == len(colors) == len(study["runs"])
+
+
+def test_nothing_in_the_report_shows_a_path_of_the_machine(study):
+    for name in ("runs.csv", "report.md", "report.html"):
+        text = (study["out"] / name).read_text()
+        assert str(study["tmp"]) not in text and "sqlite:///" not in text, name
 
 
 def test_a_report_by_study_name_and_by_parent_id_agree(study):

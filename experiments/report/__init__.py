@@ -38,6 +38,7 @@ from experiments.report.collect import (
     search_all,
     select_runs,
 )
+from experiments.report.figures import picture_runs
 from experiments.report.html import HTML_FILE, artifact_markdown, render_html
 from experiments.report.plots import (
     BOUNDARY_RUNS,
@@ -141,11 +142,27 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     tables = (bound_table(runs), fit_slopes(runs), family_ranges(runs))
     text = render(selection, *tables, plots, slack=slack_table(runs))
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
-    runs.to_csv(out_dir / RUNS_FILE, index=False)
+    portable_runs(runs).to_csv(out_dir / RUNS_FILE, index=False)
     page = render_html(text, out_dir, f"lincls study {selection.study}")
     (out_dir / HTML_FILE).write_text(page, encoding="utf-8")
     drawn = [out_dir / name for name, why in plots.items() if why is None]
     return [out_dir / REPORT_FILE, out_dir / RUNS_FILE, *drawn, out_dir / HTML_FILE]
+
+
+# Params that say where the run was made (the store's path, a cache directory): runs.csv leaves
+# them out, so that a report says nothing of the machine it was made on.
+MACHINE_PARAMS = ("params.tracking.uri", "params.certificates.cache_dir")
+
+
+def portable_runs(runs):
+    """The runs table as runs.csv holds it: without ``MACHINE_PARAMS``, a dataset's path reduced
+    to its file name."""
+    table = runs.drop(columns=[c for c in MACHINE_PARAMS if c in runs.columns])
+    if "params.dataset.path" in table.columns:
+        table["params.dataset.path"] = table["params.dataset.path"].map(
+            lambda path: Path(path).name if isinstance(path, str) else path
+        )
+    return table
 
 
 def log_report(client, run_id: str, files: list[Path]) -> None:
@@ -192,6 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         files = write_report(client, selection, out_dir)
         if selection.parents:  # runs outside a sweep have no parent to log to
             log_report(client, selection.parents[0], files)
+        drawn, colored = picture_runs(client, selection.runs)
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -199,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: tracking-uri: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     logged = f"; also artifacts report/ of run {selection.parents[0]}" if selection.parents else ""
+    logged += f"; {drawn} run figures drawn, {colored} run colours set"
     print(
         f"report: {out_dir / REPORT_FILE} "
         f"({selection.runs.shape[0]} runs of study {selection.study!r}{logged})"

@@ -1,9 +1,13 @@
 """The report as one self-contained HTML page, and report.md as it reads among MLflow artifacts.
 
-``report.html`` carries its plots inline (PNG data URIs) and the runs table as a download link
-(a CSV data URI up to ``EMBED_LIMIT``), so it renders whole in the MLflow UI's artifact viewer
-and anywhere it is copied. The markdown itself comes from ``render``; this module only
-converts it (Python-Markdown with its tables extension) and rewrites the links.
+``report.html`` carries its plots inline (PNG data URIs), so it renders whole in the MLflow UI's
+artifact viewer and anywhere it is copied, and links the runs table as the file beside it
+(``runs.csv``, a relative link: the report's directory, or the artifacts ``report/`` of the
+sweep's parent run). MLflow's viewer shows the page in a sandboxed frame that may neither open
+nor download another file (a link there leads nowhere, a data: download is refused): there the
+page names the artifact instead of linking it (``VIEWER_SCRIPT``). The markdown itself comes
+from ``render``; this module only converts it (Python-Markdown with its tables extension) and
+rewrites the links.
 """
 
 from __future__ import annotations
@@ -18,7 +22,18 @@ import markdown
 from experiments.report.render import RUNS_FILE
 
 HTML_FILE = "report.html"
-EMBED_LIMIT = 20 * 2**20  # bytes of runs.csv embedded; past it the page links the artifact
+# In MLflow's artifact viewer (the page is a blob: in a sandboxed frame) each link to a file
+# beside the report becomes the artifact's name, to open from the artifact tree.
+VIEWER_SCRIPT = """<script>
+if (location.protocol === "blob:") {
+  document.querySelectorAll("a[data-artifact]").forEach(function (a) {
+    var note = document.createElement("span");
+    note.textContent = a.textContent + " (the artifact " + a.dataset.artifact
+      + ", beside this report in the run's artifact tree)";
+    a.replaceWith(note);
+  });
+}
+</script>"""
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
@@ -35,7 +50,7 @@ def _data_uri(path: Path, kind: str) -> str:
 
 
 def render_html(text: str, out_dir: Path, title: str) -> str:
-    """``report.md``'s text as a standalone HTML page, its PNGs and runs.csv from ``out_dir``."""
+    """``report.md``'s text as a standalone HTML page, its PNGs inline from ``out_dir``."""
 
     def inline(match: re.Match) -> str:
         bang, label, target = match.groups()
@@ -44,15 +59,14 @@ def render_html(text: str, out_dir: Path, title: str) -> str:
             return match.group(0)
         if bang:
             return f"{bang}[{label}]({_data_uri(path, 'image/png')})"
-        if target == RUNS_FILE and path.stat().st_size <= EMBED_LIMIT:
-            return f"[{label}]({_data_uri(path, 'text/csv')})"
         return match.group(0)
 
     body = markdown.markdown(_LINK.sub(inline, text), extensions=["tables"])
-    body = body.replace('<a href="data:text/csv', f'<a download="{RUNS_FILE}" href="data:text/csv')
+    linked = f'<a href="{RUNS_FILE}">'
+    body = body.replace(linked, f'{linked[:-1]} data-artifact="report/{RUNS_FILE}">')
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
+        f"<style>{STYLE}</style></head><body>\n{body}\n{VIEWER_SCRIPT}\n</body></html>\n"
     )
 
 
