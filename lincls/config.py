@@ -14,6 +14,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, SI
 
+from lincls.config_matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
+
 # --- learners -------------------------------------------------------------------------------
 # The online learners' schemas extend the options they share; a schema's own fields come after
 # its bases' (key order does not matter to a config). ``max_passes`` and ``random_state`` are the
@@ -189,20 +191,6 @@ class LeastSquaresConfig:
 class RommaConfig(BiasedConfig):
     name: str = "romma"
     aggressive: bool = False
-
-
-@dataclass
-class SecondOrderPerceptronConfig(BiasedConfig):
-    name: str = "second_order_perceptron"
-    a: float = 1.0
-    diagonal: bool = False
-
-
-@dataclass
-class ArowConfig(BiasedConfig):
-    name: str = "arow"
-    r: float = 1.0
-    diagonal: bool = False
 
 
 # --- datasets -------------------------------------------------------------------------------
@@ -413,6 +401,7 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "romma": RommaConfig,
     "second_order_perceptron": SecondOrderPerceptronConfig,
     "arow": ArowConfig,
+    "confidence_weighted": ConfidenceWeightedConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,

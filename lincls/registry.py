@@ -53,6 +53,7 @@ from lincls.learners import (
     Winnow,
 )
 from lincls.learners.arow import AROW
+from lincls.learners.confidence_weighted import ConfidenceWeighted
 from lincls.learners.romma import ROMMA
 from lincls.learners.second_order import SecondOrderPerceptron
 
@@ -77,6 +78,7 @@ LEARNERS: dict[str, type] = {
     "romma": ROMMA,
     "second_order_perceptron": SecondOrderPerceptron,
     "arow": AROW,
+    "confidence_weighted": ConfidenceWeighted,
 }
 
 DATASETS: dict[str, Callable[..., Any]] = {

@@ -22,7 +22,13 @@ PARTNER = {
     "maxent": "multiclass",
 }
 # learners that no theorem covers with their defaults: their runs say why in bounds.none
-NO_BOUND = {"balanced_winnow", "least_squares", "adaline", "batch_perceptron"}
+NO_BOUND = {
+    "balanced_winnow",
+    "least_squares",
+    "adaline",
+    "batch_perceptron",
+    "confidence_weighted",
+}
 SMALL = {
     "separable": ["dataset.n=200", "dataset.n_test=50"],
     "disjunction": ["dataset.n=200", "dataset.n_test=50"],

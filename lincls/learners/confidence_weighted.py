@@ -1,0 +1,385 @@
+"""Confidence-weighted learning: CW (Dredze, Crammer & Pereira 2008), SCW-I and SCW-II (Wang,
+Zhao & Hoi 2012), full covariance and diagonal.
+
+Each keeps a Gaussian N(μ, Σ) over weight vectors, from μ = 0 and Σ = I, and on an example
+with M = y μ·x and V = xᵀΣx takes a step μ += α·y·Σx, Σ⁻¹ += k·x xᵀ (so Σ −= β·Σx xᵀΣ with
+β = k/(1 + kV)), φ = Φ⁻¹(η) the confidence's normal quantile:
+
+- CW (Dredze, Crammer & Pereira, "Confidence-Weighted Linear Classification", ICML 2008, the
+  variance update): while M < φV, α = (−(1 + 2φM) + √((1 + 2φM)² − 8φ(M − φV)))/(4φV)
+  and k = 2αφ;
+- SCW (Wang, Zhao & Hoi, "Exact Soft Confidence-Weighted Learning", ICML 2012), on a loss
+  φ√V − M > 0, with ψ = 1 + φ²/2 and ζ = 1 + φ²: SCW-I α = min(C, max(0, (−Mψ +
+  √(M²φ⁴/4 + Vφ²ζ))/(Vζ))); SCW-II, with n = V + 1/(2C), α = max(0, (−(2Mn + φ²MV) +
+  φ√(φ²M²V² + 4nV(n + Vφ²)))/(2(n² + nVφ²))); then u = (−αVφ + √(α²V²φ² + 4V))²/4 and
+  β = αφ/(√u + Vαφ) (so k = β/(1 − βV)).
+
+Mistakes (M ≤ 0) and updates (α > 0) are counted apart; a row with V = 0 (x' = 0) is not
+updated, nor one within a relative 10⁻⁹ of its constraint (a step leaves its example exactly on
+it, which rounding would otherwise break again on every pass). The full Σ (``covariance_``)
+costs O(d·nnz) a row, since V decides the update, and O(d²) an update. ``diagonal=True``
+keeps σ = diag(Σ): V = Σ_j σ_j x_j², μ_j += α y σ_j x_j and σ_j ← 1/(1/σ_j + k x_j²), the
+update of Σ⁻¹ with its off-diagonal terms dropped.
+
+PyPI's ``scw`` (1.1.2) is no peer: it stops with a TypeError on NumPy 2 (``math.sqrt`` of a
+1 × 1 array), takes φ = Φ(η) rather than Φ⁻¹(η), and updates on the hinge loss 1 − M rather than
+φ√V − M. The bias (``bias="feature"``) is a constant feature 1 in x, ``intercept_`` its weight.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.stats import norm
+
+from lincls.errors import LinclsInputError, check_choice, check_number
+from lincls.learners._base import OnlineBinaryClassifier, initial_weights
+from lincls.learners._kernel_tools import unsigned_indices
+from lincls.learners.romma import sorted_csr
+from lincls.learners.second_order import MAX_FULL_FEATURES
+
+CW_VARIANTS = ("cw", "scw1", "scw2")
+CW_BIAS_MODES = ("feature", "none")
+_VARIANT_CODE = {"cw": 0, "scw1": 1, "scw2": 2}
+# A step leaves its example on the constraint (M = φV, or M = φ√V), where rounding reads it as
+# broken half of the time: a constraint short by less than this fraction counts as met, or such
+# an example would be updated again, by a rounding error, on every pass.
+SLACK = 1e-9
+
+
+@njit(cache=True, nogil=True)
+def cw_step(variant, M, V, phi, C):
+    """(α, β, k) of the step at M = y μ·x, V = xᵀΣx (module docstring); α = 0: no update."""
+    if V <= 0.0:
+        return 0.0, 0.0, 0.0
+    if variant == 0:
+        if M >= phi * V * (1.0 - SLACK):
+            return 0.0, 0.0, 0.0
+        b = 1.0 + 2.0 * phi * M
+        alpha = (-b + math.sqrt(b * b - 8.0 * phi * (M - phi * V))) / (4.0 * phi * V)
+        if not alpha > 0.0:
+            return 0.0, 0.0, 0.0
+        k = 2.0 * alpha * phi
+        return alpha, k / (1.0 + k * V), k
+    if M >= phi * math.sqrt(V) * (1.0 - SLACK):
+        return 0.0, 0.0, 0.0
+    phi2 = phi * phi
+    if variant == 1:
+        psi = 1.0 + phi2 / 2.0
+        zeta = 1.0 + phi2
+        t = (-M * psi + math.sqrt(M * M * phi2 * phi2 / 4.0 + V * phi2 * zeta)) / (V * zeta)
+        alpha = min(C, max(0.0, t))
+    else:
+        n = V + 1.0 / (2.0 * C)
+        gamma = phi * math.sqrt(phi2 * M * M * V * V + 4.0 * n * V * (n + V * phi2))
+        alpha = max(0.0, (-(2.0 * M * n + phi2 * M * V) + gamma) / (2.0 * (n * n + n * V * phi2)))
+    if alpha <= 0.0:
+        return 0.0, 0.0, 0.0
+    root = -alpha * V * phi + math.sqrt(alpha * alpha * V * V * phi2 + 4.0 * V)
+    beta = alpha * phi / (math.sqrt(root * root / 4.0) + V * alpha * phi)
+    return alpha, beta, beta / (1.0 - beta * V)
+
+
+@njit(cache=True, nogil=True)
+def _full_step(cov, w, intercept, s, label, alpha, beta, d):
+    """μ += α y s, Σ −= β s sᵀ (s_r s_k β: symmetric bit for bit)."""
+    scale = alpha * label
+    for k in range(d):
+        w[k] += scale * s[k]
+    if s.shape[0] > d:
+        intercept[0] += scale * s[d]
+    for i in range(s.shape[0]):
+        for k in range(s.shape[0]):
+            cov[i, k] -= s[i] * s[k] * beta
+
+
+@njit(cache=True, nogil=True)
+def cw_pass_dense(
+    X, y, order, w, intercept, cov, variant, phi, C, c, s, mistake_rows, mistake_steps
+):  # fmt: skip
+    """One pass of CW / SCW-I / SCW-II (``variant`` 0 / 1 / 2), full Σ = ``cov`` ((d + 1)² with a
+    bias feature c), over dense ``X[order]``, in place. Returns (mistakes, updates)."""
+    d = X.shape[1]
+    side = cov.shape[0]
+    mistakes = 0
+    updates = 0
+    for step in range(order.shape[0]):
+        i = order[step]
+        margin = 0.0
+        for j in range(d):
+            margin += w[j] * np.float64(X[i, j])
+        margin += intercept[0] * c
+        label = y[i]
+        if label * margin <= 0.0:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = step
+            mistakes += 1
+        for row in range(side):
+            total = 0.0
+            for k in range(d):
+                total += cov[row, k] * np.float64(X[i, k])
+            if side > d:
+                total += cov[row, d] * c
+            s[row] = total
+        V = 0.0
+        for k in range(d):
+            V += np.float64(X[i, k]) * s[k]
+        if side > d:
+            V += c * s[d]
+        alpha, beta, _ = cw_step(variant, label * margin, V, phi, C)
+        if alpha > 0.0:
+            _full_step(cov, w, intercept, s, label, alpha, beta, d)
+            updates += 1
+    return mistakes, updates
+
+
+@njit(cache=True, nogil=True)
+def cw_pass_csr(
+    data, indices, indptr, y, order, w, intercept, cov, variant, phi, C, c, s, mistake_rows,
+    mistake_steps,
+):  # fmt: skip
+    """``cw_pass_dense`` for CSR rows (sorted indices): the same numbers bit for bit."""
+    d = w.shape[0]
+    side = cov.shape[0]
+    mistakes = 0
+    updates = 0
+    for step in range(order.shape[0]):
+        i = order[step]
+        start = indptr[i]
+        end = indptr[i + 1]
+        margin = 0.0
+        for p in range(start, end):
+            margin += w[indices[p]] * np.float64(data[p])
+        margin += intercept[0] * c
+        label = y[i]
+        if label * margin <= 0.0:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = step
+            mistakes += 1
+        for row in range(side):
+            total = 0.0
+            for p in range(start, end):
+                total += cov[row, indices[p]] * np.float64(data[p])
+            if side > d:
+                total += cov[row, d] * c
+            s[row] = total
+        V = 0.0
+        for p in range(start, end):
+            V += np.float64(data[p]) * s[indices[p]]
+        if side > d:
+            V += c * s[d]
+        alpha, beta, _ = cw_step(variant, label * margin, V, phi, C)
+        if alpha > 0.0:
+            _full_step(cov, w, intercept, s, label, alpha, beta, d)
+            updates += 1
+    return mistakes, updates
+
+
+@njit(cache=True, nogil=True)
+def cw_diagonal_pass_dense(
+    X, y, order, w, intercept, sigma, variant, phi, C, c, mistake_rows, mistake_steps
+):  # fmt: skip
+    """``cw_pass_dense`` with a diagonal Σ = diag(``sigma``). Returns (mistakes, updates)."""
+    d = X.shape[1]
+    biased = sigma.shape[0] > d
+    mistakes = 0
+    updates = 0
+    for step in range(order.shape[0]):
+        i = order[step]
+        margin = 0.0
+        V = 0.0
+        for j in range(d):
+            xj = np.float64(X[i, j])
+            margin += w[j] * xj
+            V += sigma[j] * xj * xj
+        margin += intercept[0] * c
+        if biased:
+            V += sigma[d] * c * c
+        label = y[i]
+        if label * margin <= 0.0:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = step
+            mistakes += 1
+        alpha, _, k = cw_step(variant, label * margin, V, phi, C)
+        if alpha > 0.0:
+            scale = alpha * label
+            for j in range(d):
+                xj = np.float64(X[i, j])
+                if xj != 0.0:  # σ_j stays bit for bit where x_j = 0, as on a CSR row
+                    w[j] += scale * sigma[j] * xj
+                    sigma[j] = 1.0 / (1.0 / sigma[j] + k * xj * xj)
+            if biased:
+                intercept[0] += scale * sigma[d] * c
+                sigma[d] = 1.0 / (1.0 / sigma[d] + k * c * c)
+            updates += 1
+    return mistakes, updates
+
+
+@njit(cache=True, nogil=True)
+def cw_diagonal_pass_csr(
+    data, indices, indptr, y, order, w, intercept, sigma, variant, phi, C, c, mistake_rows,
+    mistake_steps,
+):  # fmt: skip
+    """``cw_diagonal_pass_dense`` for CSR rows (sorted indices): the same numbers."""
+    d = w.shape[0]
+    biased = sigma.shape[0] > d
+    mistakes = 0
+    updates = 0
+    for step in range(order.shape[0]):
+        i = order[step]
+        start = indptr[i]
+        end = indptr[i + 1]
+        margin = 0.0
+        V = 0.0
+        for p in range(start, end):
+            xj = np.float64(data[p])
+            margin += w[indices[p]] * xj
+            V += sigma[indices[p]] * xj * xj
+        margin += intercept[0] * c
+        if biased:
+            V += sigma[d] * c * c
+        label = y[i]
+        if label * margin <= 0.0:
+            mistake_rows[mistakes] = i
+            mistake_steps[mistakes] = step
+            mistakes += 1
+        alpha, _, k = cw_step(variant, label * margin, V, phi, C)
+        if alpha > 0.0:
+            scale = alpha * label
+            for p in range(start, end):
+                xj = np.float64(data[p])
+                j = indices[p]
+                if xj != 0.0:
+                    w[j] += scale * sigma[j] * xj
+                    sigma[j] = 1.0 / (1.0 / sigma[j] + k * xj * xj)
+            if biased:
+                intercept[0] += scale * sigma[d] * c
+                sigma[d] = 1.0 / (1.0 / sigma[d] + k * c * c)
+            updates += 1
+    return mistakes, updates
+
+
+class ConfidenceWeighted(OnlineBinaryClassifier):
+    """CW, SCW-I or SCW-II: a Gaussian over weights, μ moved by α·y·Σx, Σ shrunk along x.
+
+    Parameters
+    ----------
+    variant : {"cw", "scw1", "scw2"}
+        The step rule (module docstring).
+    eta : float in (0.5, 1)
+        The confidence η; φ = Φ⁻¹(η).
+    C : float > 0
+        SCW's aggressiveness (unused by CW, still checked).
+    diagonal : bool
+        A diagonal Σ (O(nnz) a row).
+    bias : {"feature", "none"}
+        A constant feature 1 in the instances (``intercept_`` its weight), or none.
+    max_passes, stop_when_converged, shuffle, random_state : as ``Perceptron``'s
+        (``stop_when_converged`` stops after a pass without an update).
+
+    Attributes
+    ----------
+    coef_ : ndarray (1, n_features), μ
+    intercept_ : ndarray (1,), the constant feature's weight
+    covariance_ : Σ (full), or None
+    diagonal_ : σ (diagonal variant), or None
+    phi_ : φ = Φ⁻¹(η)
+    bias_feature_ : the constant feature (1 or 0)
+    mistakes_, updates_, ... : the online record (``lincls.learners._base``)
+    """
+
+    no_bound_reason = "no mistake bound of CW or SCW is implemented"
+
+    def __init__(
+        self,
+        variant: str = "scw1",
+        eta: float = 0.9,
+        C: float = 1.0,
+        diagonal: bool = False,
+        bias: str = "feature",
+        max_passes: int = 10,
+        stop_when_converged: bool = True,
+        shuffle: bool = False,
+        random_state=None,
+    ):
+        self.variant = variant
+        self.eta = eta
+        self.C = C
+        self.diagonal = diagonal
+        self.bias = bias
+        self.max_passes = max_passes
+        self.stop_when_converged = stop_when_converged
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_choice("variant", self.variant, CW_VARIANTS)
+        check_number("eta", self.eta, low=0.5, high=1, low_open=True, high_open=True)
+        check_number("C", self.C, low=0, low_open=True)
+        if not isinstance(self.diagonal, bool | np.bool_):
+            raise LinclsInputError("diagonal", f"must be true or false, got {self.diagonal!r}")
+        check_choice("bias", self.bias, CW_BIAS_MODES)
+
+    def _init_weights(self, X, coef_init, intercept_init) -> None:
+        coef, intercept = initial_weights(X, coef_init, intercept_init)
+        if self.bias == "none" and intercept.any():
+            raise LinclsInputError("intercept_init", "must be 0 with bias='none'")
+        self.coef_ = coef.astype(np.float64)
+        self.intercept_ = intercept
+        self.bias_feature_ = 1.0 if self.bias == "feature" else 0.0
+        self.phi_ = float(norm.ppf(float(self.eta)))
+        side = X.shape[1] + (self.bias == "feature")
+        self.covariance_ = self.diagonal_ = None
+        if self.diagonal:
+            self.diagonal_ = np.ones(side)
+            return
+        if X.shape[1] > MAX_FULL_FEATURES:
+            raise LinclsInputError(
+                "diagonal",
+                f"must be true above {MAX_FULL_FEATURES} features (the full matrix of "
+                f"{X.shape[1]} would need {side * side * 8 / 1e9:.1f} GB), got false",
+            )
+        self.covariance_ = np.eye(side)
+
+    def _run_pass(self, X, y, order):
+        rows, steps = self._mistake_buffers(order.shape[0])
+        rule = (_VARIANT_CODE[self.variant], self.phi_, float(self.C), self.bias_feature_)
+        w, b = self.coef_[0], self.intercept_
+        csr = sp.issparse(X)
+        if csr:
+            X = sorted_csr(X)
+            layout = (X.data, unsigned_indices(X.indices), unsigned_indices(X.indptr))
+        if self.diagonal:
+            if csr:
+                mistakes, updates = cw_diagonal_pass_csr(
+                    *layout, y, order, w, b, self.diagonal_, *rule, rows, steps
+                )
+            else:
+                mistakes, updates = cw_diagonal_pass_dense(
+                    X, y, order, w, b, self.diagonal_, *rule, rows, steps
+                )
+        else:
+            scratch = np.empty(self.covariance_.shape[0])
+            state = (w, b, self.covariance_, *rule, scratch, rows, steps)
+            if csr:
+                mistakes, updates = cw_pass_csr(*layout, y, order, *state)
+            else:
+                mistakes, updates = cw_pass_dense(X, y, order, *state)
+        return int(mistakes), int(updates), rows[:mistakes], steps[:mistakes]
+
+
+__all__ = [
+    "CW_BIAS_MODES",
+    "CW_VARIANTS",
+    "SLACK",
+    "ConfidenceWeighted",
+    "cw_diagonal_pass_csr",
+    "cw_diagonal_pass_dense",
+    "cw_pass_csr",
+    "cw_pass_dense",
+    "cw_step",
+]
