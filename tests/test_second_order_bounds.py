@@ -5,15 +5,22 @@ Each bound is checked on 2,000 random configs run through the runner's own measu
 offsets, every order (fixed, shuffled, adversarial), passes and orderings. A config counts when
 the bound was logged; at least half of them must log it (the rest: noisy data without a
 separating certificate, a bias-free learner on data with an offset, the diagonal variants).
+ROMMA's bound at its best comparator is also checked against an independent minimisation.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
+from sklearn.base import clone
 
 from lincls.bounds import holds
-from lincls.evaluation import measure
+from lincls.data import make_separable
+from lincls.evaluation import RunPlan, fit_and_evaluate, measure
+from lincls.geometry import certify
+from lincls.learners.romma import ROMMA
+from lincls.orders import fit_in_order
 
 INSTANCES = 2_000
 
@@ -108,3 +115,55 @@ def test_no_violation_on_two_thousand_runs(bound, tmp_path):
             broke.append((config, m["mistakes"], m[key]))
     assert broke == []
     assert logged >= INSTANCES // 2, logged
+
+
+def test_romma_best_comparator_is_the_minimum_over_the_presented_rows(tmp_path):
+    """On 210 adversarial runs the logged ROMMA bound at its best comparator equals
+    R'²·min ‖v‖² s.t. y_t v·x'_t ≥ 1 over the presented rows x' (scipy's SLSQP from the
+    generator's separator, independent of ``lincls.comparators``) to 1e-4."""
+    rng = np.random.default_rng(2002)
+    plan = RunPlan(order="adversarial", svm=False, cache_dir=str(tmp_path))
+    partial = 0
+    for index in range(210):
+        n, d = int(rng.integers(5, 30)), int(rng.integers(2, 5))
+        radius = float(rng.uniform(0.5, 3.0))
+        margin = float(rng.uniform(0.02, 0.3)) * radius
+        bias = ("none", "feature")[index % 2]
+        offset = 0.0 if bias == "none" else float(rng.uniform(-0.5, 0.5)) * (radius - margin)
+        data = make_separable(n, d, margin, radius, offset, seed=index, n_test=0)
+        learner = ROMMA(aggressive=bool(index % 4 < 2), bias=bias, max_passes=3)
+        outcome = fit_and_evaluate(learner, data, plan)
+        replay = clone(learner)
+        counts = fit_in_order(replay, data.X, data.y, "adversarial", 0, 0, outcome_cert(data))
+        assert np.array_equal(replay.mistake_indices_, outcome.learner.mistake_indices_)
+        shown = counts > 0
+        partial += not shown.all()
+        c = replay.bias_feature_
+        X = np.hstack([data.X, np.full((n, 1), c)]) if c else data.X
+        A = (np.where(data.y == replay.classes_[1], 1.0, -1.0)[:, None] * X)[shown]
+        start = np.r_[data.u, data.b / c] if c else data.u
+        expected = float(np.max(np.sum(A**2, axis=1))) * independent_minimum(A, start)
+        assert outcome.tags["bound.romma.certificate"] == "best"
+        assert outcome.metrics["bound.romma"] == pytest.approx(expected, rel=1e-4)
+        assert outcome.learner.mistakes_ <= outcome.metrics["bound.romma"]
+    assert partial >= 20  # the adversary left rows unshown in that many runs
+
+
+def outcome_cert(data):
+    """The generator's certificate, the adversary's guide in a run without SVMs."""
+    return certify(data.X, np.where(data.y == np.unique(data.y)[1], 1.0, -1.0), data.u, data.b,
+                   "generator")  # fmt: skip
+
+
+def independent_minimum(A: np.ndarray, start: np.ndarray) -> float:
+    """min ‖v‖² s.t. A v ≥ 1 by SLSQP, its point scaled to min A v = 1 (a feasible value)."""
+    found = minimize(
+        lambda v: v @ v,
+        start,
+        jac=lambda v: 2.0 * v,
+        constraints=[{"type": "ineq", "fun": lambda v: A @ v - 1.0, "jac": lambda v: A}],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
+    v = found.x / float(np.min(A @ found.x))
+    return float(v @ v)
