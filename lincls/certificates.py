@@ -6,18 +6,35 @@ certificate a run has and report the smallest value.
 
 - ``"generator"``: the (u, b) synthetic data were drawn with.
 - ``"svm"`` / ``"svm_homogeneous"``: the maximum-margin separator, with an offset or through the
-  origin (for a learner without a bias). A linear program first decides whether the data are
-  separable at all (a hard-margin SVM on data that are not would not converge); its separator
-  also bounds ‖w*‖², which sets the SVM's C so that no box constraint binds — the solution is the
-  hard-margin one. The margin is then re-measured on the data, so a solver's tolerance can only
-  make the certificate weaker, never wrong.
+  origin (for a learner without a bias): the hard-margin program min ‖w‖² s.t. y(w·x + b) ≥ 1
+  (b = 0, or b free and outside the norm), solved by ``lincls.comparators.hard_margin``, the same
+  program and solver (Clarabel, an interior point, on a working set) as the best comparators.
+  Its margin is re-measured on the data with the unit u = w/‖w‖, never taken from the solver, so
+  a solver's tolerance can only make the certificate weaker, never wrong; the certificate's
+  ``gap`` is the relative duality gap of ‖w‖², so no separator has a margin above
+  γ/√(1 − gap). An interior point's cost hardly depends on how degenerate the data are: the
+  perceptron game's ~1,250 nearly collinear points (d = 2, γ = 0.02) take ~10 ms, where
+  scikit-learn's libsvm (SVC with a huge C) takes 85–190 s and stops ~2e-5 short of the
+  maximum margin. Data that are not separable make the program infeasible (no separator
+  is found: ``None``); a linear program that used to decide separability first cost more than it
+  saved (on 5,000 examples in d = 10: ~0.1 s on every dataset, to save ~0.05 s on the
+  non-separable ones).
 - ``"soft_svm"``: on data that are not separable, a soft-margin linear SVM's u (C = 1): a
-  comparator for Freund–Schapire's bound, which holds for every u.
+  comparator for Freund–Schapire's bound, which holds for every u. It stays on scikit-learn's
+  liblinear (``LinearSVC``): the hinge program of ``lincls.comparators.hinge`` gives the same
+  minimum (its objective on (x, 1) is liblinear's, whose intercept is a penalised constant
+  feature) but costs 10–20× more (n = 20,000, d = 20: 2.8 s against 0.15 s), since nearly every
+  row stays in its working set. liblinear's point is above that minimum by 1e-9 to 1e-5
+  (relative; xor, noisy and iris data), which costs nothing but tightness: any u is valid.
 
 SVMs cost far more than a perceptron fit, so ``CertificateCache`` keeps each one on disk, keyed
 by the dataset fingerprint: every learner, order and seed of a sweep sharing the data reuses it,
 across processes (a file lock around each computation, atomic writes). ``certificates_of`` gathers
 a run's certificates as its learner labels the data; ``certificate_of`` is the generator's alone.
+
+No number here depends on a time limit or on the machine's load: Clarabel runs without a time
+limit (``lincls.comparators``), and liblinear stops after a fixed number of iterations
+(``SOFT_MAX_ITER``) or at its tolerance, both counted in iterations, never in seconds.
 """
 
 from __future__ import annotations
@@ -32,89 +49,78 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import SVC, LinearSVC
 
+from lincls import comparators
 from lincls.data import Dataset
-from lincls.geometry import Certificate, MulticlassCertificate, certify, certify_multiclass
+from lincls.geometry import (
+    Certificate,
+    MulticlassCertificate,
+    certify,
+    certify_multiclass,
+    max_norm,
+)
 from lincls.learners._base import binary_classes
 
 FIT_LOG = "fits.log"
-SVM_TOLERANCE = 1e-5
-WORKING_SET = 2000  # examples the SVM starts from, and the most added per round
 SOFT_C = 1.0
-LP_TIME_LIMIT = 300.0  # seconds; past it the data count as not separable (a soft SVM is used)
+SOFT_MAX_ITER = 20_000  # liblinear's iterations; a count, so its point is the same at any load
 
 
-def _stack(X, columns: list) -> object:
-    return sp.hstack([X, *columns], format="csr") if sp.issparse(X) else np.hstack([X, *columns])
+def _signed_rows(X, y_signed: np.ndarray):
+    """The rows z_t = y_t·x_t (y_signed may carry a scale), in float64 (sparse stays sparse)."""
+    if sp.issparse(X):
+        return sp.diags(y_signed) @ sp.csr_matrix(X, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64) * y_signed[:, None]
+
+
+def max_margin_separator(
+    X, y_signed: np.ndarray, homogeneous: bool
+) -> tuple[np.ndarray, float, float]:
+    """The hard-margin SVM's (w, b, gap), b = 0 when ``homogeneous``; ValueError if none is found.
+
+    ``lincls.comparators.hard_margin`` on the rows y·x/R (R the largest ‖x‖, so the solver's
+    tolerances mean the same at every scale of the data), with the offset b outside the norm
+    unless ``homogeneous``: min ‖w‖² s.t. y(w·x + b) ≥ 1. (w, b) is rescaled so that
+    min y(w·x + b) = 1 on the data (so the geometric margin is 1/‖w‖) and ``gap`` is the relative
+    duality gap of ‖w‖²: no separator has a margin above 1/(‖w‖·√(1 − gap)). Not separable (the
+    program is infeasible, or the solver's point does not separate the data): ValueError.
+    """
+    y_signed = np.asarray(y_signed, dtype=np.float64)
+    radius = max_norm(X)
+    if not radius > 0.0:
+        raise ValueError("the data are not linearly separable")
+    rows = _signed_rows(X, y_signed / radius)
+    solution = comparators.hard_margin(rows, None if homogeneous else y_signed)
+    if solution is None:
+        raise ValueError("the data are not linearly separable")
+    if homogeneous:
+        return solution.v / radius, 0.0, solution.gap
+    return solution.v[:-1] / radius, float(solution.v[-1]), solution.gap
 
 
 def separating_direction(X, y_signed: np.ndarray, homogeneous: bool) -> np.ndarray | None:
-    """A (w, b) with y(w·x + b) ≥ 1 for every example, from a linear program; None if none.
+    """A (w, b) with y(w·x + b) ≥ 1 for every example (the maximum-margin one); None if none.
 
-    ``homogeneous`` fixes b = 0 (the returned vector then ends in a 0). A solver that cannot
-    decide (numerical trouble, time limit) also gives None: the data are then treated as not
-    separable, and the soft-margin comparator, valid for any data, is used.
+    ``homogeneous`` fixes b = 0 (the returned vector then ends in a 0).
     """
-    n = X.shape[0]
-    columns = [] if homogeneous else [np.ones((n, 1))]
-    A = _stack(X, columns)
-    A = -(sp.diags(y_signed) @ A) if sp.issparse(A) else -(y_signed[:, None] * A)
-    result = linprog(
-        np.zeros(A.shape[1]),
-        A_ub=A,
-        b_ub=-np.ones(n),
-        bounds=[(None, None)] * A.shape[1],
-        # The interior-point solver: on nearly separable data the dual simplex stalled for
-        # minutes and gave up numerically where this one decides in seconds.
-        method="highs-ipm",
-        options={"time_limit": LP_TIME_LIMIT},
-    )
-    if result.status != 0:  # infeasible, or undecided in time: treated as not separable
+    try:
+        w, b, _ = max_margin_separator(X, y_signed, homogeneous)
+    except ValueError:
         return None
-    w = np.asarray(result.x, dtype=np.float64)
-    return np.append(w, 0.0) if homogeneous else w
-
-
-def max_margin_separator(X, y_signed: np.ndarray, homogeneous: bool) -> tuple[np.ndarray, float]:
-    """The hard-margin SVM's (w, b), or the homogeneous one; raises ValueError if not separable.
-
-    The homogeneous maximum-margin separator of (x, y) is the offset one of the symmetric set
-    {(x, y), (−x, −y)}: any (w, b) feasible there makes (w, 0) feasible with the same margin.
-    """
-    direction = separating_direction(X, y_signed, homogeneous)
-    if direction is None:
-        raise ValueError("the data are not linearly separable")
-    # Σα = ‖w*‖² ≤ ‖w_LP‖²: with C above it no α reaches its box, so this is the hard margin.
-    C = 2.0 * float(direction[:-1] @ direction[:-1]) + 1.0
-    if homogeneous:
-        X = sp.vstack([X, -X], format="csr") if sp.issparse(X) else np.vstack([X, -X])
-        y_signed = np.concatenate([y_signed, -y_signed])
-        direction = np.append(direction[:-1], 0.0)
-    # Working set: the SVM of the examples nearest the LP's hyperplane, then of those plus every
-    # example the solution violates, until none does. An example outside the set that meets its
-    # constraint has α = 0, so the final solution is the SVM of all the data (KKT).
-    n = X.shape[0]
-    lp_margins = y_signed * (np.asarray(X @ direction[:-1]).ravel() + direction[-1])
-    active = np.zeros(n, dtype=bool)
-    active[np.argsort(lp_margins, kind="stable")[:WORKING_SET]] = True
-    while True:
-        svm = SVC(kernel="linear", C=C, tol=SVM_TOLERANCE, shrinking=True)
-        svm.fit(X[active], y_signed[active])
-        w = np.asarray(svm.coef_.toarray() if sp.issparse(svm.coef_) else svm.coef_).ravel()
-        b = 0.0 if homogeneous else float(svm.intercept_[0])
-        functional = y_signed * (np.asarray(X @ w).ravel() + b)
-        violated = np.flatnonzero(~active & (functional < 1.0 - 10 * SVM_TOLERANCE))
-        if violated.shape[0] == 0:
-            return w.astype(np.float64), b
-        active[violated[np.argsort(functional[violated], kind="stable")[:WORKING_SET]]] = True
+    return np.append(w, b)
 
 
 def soft_margin_separator(X, y_signed: np.ndarray, homogeneous: bool) -> tuple[np.ndarray, float]:
-    """A soft-margin linear SVM's (w, b) (C = 1, hinge loss): a comparator for any data."""
-    svm = LinearSVC(C=SOFT_C, loss="hinge", fit_intercept=not homogeneous, max_iter=20_000,
+    """A soft-margin linear SVM's (w, b) (C = 1, hinge loss): a comparator for any data.
+
+    scikit-learn's liblinear (``LinearSVC``), not ``lincls.comparators.hinge`` (the module's
+    docstring says why); it stops at its tolerance or after ``SOFT_MAX_ITER`` iterations, a
+    count, so the point is the same on any machine (any u is a valid comparator).
+    """
+    from sklearn.exceptions import ConvergenceWarning  # scikit-learn loads only when needed
+    from sklearn.svm import LinearSVC
+
+    svm = LinearSVC(C=SOFT_C, loss="hinge", fit_intercept=not homogeneous, max_iter=SOFT_MAX_ITER,
                     random_state=0)  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -206,6 +212,10 @@ def _cached(cache: CertificateCache | None, key: str, compute):
     return compute() if cache is None else cache.get(key, compute)
 
 
+def _cached_arrays(cache: CertificateCache | None, key: str, compute):
+    return compute() if cache is None else cache.get_arrays(key, compute)
+
+
 def svm_certificates(
     X,
     y_signed: np.ndarray,
@@ -217,19 +227,22 @@ def svm_certificates(
     """The SVM certificates of (X, y): ([hard-margin] or [soft-margin], separable?).
 
     ``homogeneous`` asks for separators through the origin (for a learner without a bias).
-    ``fingerprint`` (of the data and of which label is +1) keys the cache.
+    ``fingerprint`` (of the data and of which label is +1) keys the cache. The hard-margin
+    certificate carries the duality gap of its program (``max_margin_separator``).
     """
     kind = "svm_homogeneous" if homogeneous else "svm"
 
     def hard():
         try:
-            return max_margin_separator(X, y_signed, homogeneous)
+            w, b, gap = max_margin_separator(X, y_signed, homogeneous)
         except ValueError:
             return None
+        return {"w": w, "b": np.float64(b), "gap": np.float64(gap)}
 
-    found = _cached(cache, f"{fingerprint}-{kind}", hard)
+    found = _cached_arrays(cache, f"{fingerprint}-hard-{kind}", hard)
     if found is not None:
-        cert = certify(X, y_signed, found[0], found[1], source=kind)
+        cert = certify(X, y_signed, found["w"], float(found["b"]), source=kind,
+                       gap=float(found["gap"]))  # fmt: skip
         if cert.separates:
             return [cert], True
     soft_kind = "soft_svm_homogeneous" if homogeneous else "soft_svm"

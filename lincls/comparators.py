@@ -5,7 +5,9 @@ on the rows z_t = y_t·x'_t of the vectors x' the learner sees, most bounds are 
 
 - ``hard_margin``: min ‖v‖² s.t. z_t·v ≥ 1 (a hard-margin SVM through the origin). Novikoff's
   (R'‖v*‖)², the margin perceptron's and PA's separable bound; with Kesler's rows, the
-  multiclass perceptron's and MIRA's (a Crammer–Singer multiclass SVM).
+  multiclass perceptron's and MIRA's (a Crammer–Singer multiclass SVM). With an offset outside
+  the norm, the hard-margin SVM itself: the data's maximum-margin certificates
+  (``lincls.certificates``) come from this program too.
 - ``deficit``: min ‖v‖ + ‖(1 − Zv)₊‖_k on rows scaled to radius 1, ‖a‖_k² = Σ_t k_t a_t² (k_t
   the presentations of row t): Freund and Schapire's (R + D)/γ over every (u, γ).
 - ``hinge``: min ‖v‖² + 2C Σ_t k_t ℓ_t (PA-I) or ‖v‖² + 2C Σ_t k_t ℓ_t² (PA-II), ℓ_t the hinge
@@ -35,6 +37,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from lincls.kkt import dual_bound, polished, rescaled
+
 GAP_TOLERANCE = 1e-6  # the relative duality gap a solution is expected to reach
 WORKING_SET = 2000  # rows a large problem starts from, and the most added per round
 SOLVE_METHOD = "qdldl"
@@ -58,9 +62,18 @@ class Solution:
 
 
 def _solve(P, q, A, b, cones, method: str = SOLVE_METHOD):
+    """Clarabel on min ½xᵀPx + qᵀx s.t. b − Ax in ``cones``: its result, whatever its status.
+
+    No number may depend on the machine's load, so there is no time limit (``time_limit`` = ∞,
+    set here rather than trusted to the default) and one thread: the iterates, and where they
+    stop (the tolerances, or ``max_iter`` = 200 iterations, a count), are the same on any
+    machine at any load. Callers never trust the point: they re-measure it on the data and
+    bound it by a dual point, so a status short of optimal can only widen the logged gap.
+    """
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     settings.max_threads = 1
+    settings.time_limit = float("inf")
     settings.direct_solve_method = method
     settings.tol_gap_abs = settings.tol_gap_rel = 1e-10
     settings.tol_feas = 1e-10
@@ -110,34 +123,62 @@ def _finite(result, count: int):
     return (x, z) if np.all(np.isfinite(x)) and np.all(np.isfinite(z)) else None
 
 
-def _hard_margin_rows(Z):
+def _hard_margin_rows(Z, free: int = 0):
+    """min ½‖v‖² s.t. Zv ≥ 1, the last ``free`` entries of v left out of the norm (an offset)."""
     n, p = Z.shape
-    result = _solve(sp.identity(p, format="csc"), np.zeros(p), -sp.csc_matrix(Z), -np.ones(n),
-                    [clarabel.NonnegativeConeT(n)])  # fmt: skip
+    P = sp.diags(np.concatenate((np.ones(p - free), np.zeros(free))), format="csc")
+    result = _solve(P, np.zeros(p), -sp.csc_matrix(Z), -np.ones(n), [clarabel.NonnegativeConeT(n)])
     return _finite(result, n)
 
 
-def hard_margin(Z) -> Solution | None:
+def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
     """min ‖v‖² s.t. z_t·v ≥ 1 for every row z_t of Z; None when no v is found (not separable).
 
     ``value`` is ‖v‖² of the re-measured comparator (rescaled so that min_t z_t·v = 1). The dual
     of min ‖v‖²/2 s.t. Zv ≥ 1 is max Σα − ‖Zᵀα‖²/2 over α ≥ 0; at its best scaling a point α ≥ 0
     gives (Σα)²/(2‖Zᵀα‖²), so ‖v*‖² ≥ (Σα)²/‖Zᵀα‖² for the solver's multipliers α, clipped at 0.
+
+    ``offset`` (the labels ±1 of the rows z_t = y_t·x_t) adds an offset b outside the norm: min
+    ‖w‖² s.t. z_t·w + y_t·b ≥ 1, the hard-margin SVM with an offset (``v`` is then (w, b)). The
+    solver's b is not kept: the best b for its w, (min_{y=−1} z·w − min_{y=+1} z·w)/2, is set
+    before rescaling. Its dual adds Σα_t y_t = 0, which the multipliers are made to meet by
+    scaling each class's to their mean sum; the bound is then the same (Σα)²/‖Zᵀα‖², since
+    Σα_t(z_t·w + y_t b) = w·Zᵀα ≤ ‖w‖‖Zᵀα‖ for every feasible (w, b).
+
+    The interior point's own accuracy suffers on badly conditioned rows (a nearly collinear
+    cloud: gaps of ~1e-6), so its point is polished (``lincls.kkt.polished``): the KKT
+    equations solved exactly on the rows its multipliers mark as support vectors, then
+    pivoted. The best re-measured point is kept, and the largest of the dual bounds.
     """
     if Z.shape[0] == 0:
         return None
-    found = _working_set(Z, lambda rows: _hard_margin_rows(_subset(Z, rows)), lambda m: m < 1.0)
+    y = None if offset is None else np.asarray(offset, dtype=np.float64)
+    if y is not None and not (np.any(y > 0.0) and np.any(y < 0.0)):
+        return None  # one class: no finite margin to certify
+    rows = Z
+    if y is not None:
+        rows = (
+            sp.hstack([Z, y[:, None]], format="csr")
+            if sp.issparse(Z)
+            else np.hstack([Z, y[:, None]])
+        )
+    free = 0 if y is None else 1
+    found = _working_set(
+        rows, lambda r: _hard_margin_rows(_subset(rows, r), free=free), lambda m: m < 1.0
+    )
     if found is None:
         return None
     v, alpha = found
-    low = float(np.asarray(Z @ v).min())
-    if not (low > 0.0 and np.isfinite(low)):
+    best, lower = None, 0.0
+    for w, multipliers in [(v[: Z.shape[1]], alpha), *polished(Z, y, alpha)]:
+        measured = rescaled(Z, y, w)
+        if measured is not None and (best is None or measured[2] < best[2]):
+            best = measured
+        lower = max(lower, dual_bound(Z, y, multipliers))
+    if best is None:
         return None
-    v = v / low
-    value = float(v @ v)
-    aZ = np.asarray(Z.T @ alpha).ravel()
-    lower = float(alpha.sum() ** 2 / (aZ @ aZ)) if aZ.any() else 0.0
-    return Solution(v, value, _relative_gap(value, lower))
+    w, b, value = best
+    return Solution(w if y is None else np.append(w, b), value, _relative_gap(value, lower))
 
 
 def _deficit_rows(Z, root_counts):

@@ -33,6 +33,8 @@ class Certificate:
     ``source`` says where (u, b) came from ("generator", "svm", ...). ``margin`` ≤ 0 means (u, b)
     does not separate the data; the separable-case theorems then do not apply. ``margins`` holds
     every example's y(u·x + b) (measured once, read by the bounds that need each example).
+    ``gap`` is, for a maximum-margin separator, the relative duality gap of its program (no
+    separator's margin exceeds margin/√(1 − gap)); None for the others.
     """
 
     u: np.ndarray
@@ -41,6 +43,7 @@ class Certificate:
     radius: float
     source: str
     margins: np.ndarray | None = field(default=None, repr=False, compare=False)
+    gap: float | None = field(default=None, compare=False)
 
     @property
     def separates(self) -> bool:
@@ -53,8 +56,13 @@ class Certificate:
         return self.b == 0.0
 
 
-def certify(X, y_signed: np.ndarray, u: np.ndarray, b: float, source: str) -> Certificate:
-    """Measure the certificate of the separator (u, b) on (X, y): u is scaled to unit norm."""
+def certify(
+    X, y_signed: np.ndarray, u: np.ndarray, b: float, source: str, gap: float | None = None
+) -> Certificate:
+    """Measure the certificate of the separator (u, b) on (X, y): u is scaled to unit norm.
+
+    The margin is min_t y_t(u·x_t + b) computed here, whatever produced (u, b); ``gap`` is
+    carried as given (``Certificate.gap``)."""
     u = np.asarray(u, dtype=np.float64)
     scale = float(np.linalg.norm(u))
     if scale == 0.0:
@@ -62,7 +70,8 @@ def certify(X, y_signed: np.ndarray, u: np.ndarray, b: float, source: str) -> Ce
     u, b = u / scale, float(b) / scale
     margins = functional_margins(X, y_signed, u, b)
     margin = float(margins.min()) if margins.shape[0] else 0.0
-    return Certificate(u=u, b=b, margin=margin, radius=max_norm(X), source=source, margins=margins)
+    return Certificate(u=u, b=b, margin=margin, radius=max_norm(X), source=source,
+                       margins=margins, gap=gap)  # fmt: skip
 
 
 def multiclass_margins(X, y_index: np.ndarray, U: np.ndarray, b: np.ndarray) -> np.ndarray:
