@@ -7,6 +7,12 @@ launcher. From that file come the console's progress and, at the end, the sweep'
 On a terminal the console shows a live bar (done/total, failed, rate, ETA) redrawn in place; when
 stderr is not a terminal, one line each ~10 s or 5 % of the jobs, and one summary line at the
 end — a 10,000-job sweep prints tens of lines, not 10,000.
+
+The ETA is the mean duration of the finished jobs of each kind (their config-group choices) times
+the jobs of that kind still to run, over the parallelism measured so far; none until every kind
+still to run has a finished job. It counts down between jobs (the launching process redraws it
+from the progress file), and once a job in flight has outlived it the view says so ("ETA ?")
+instead of showing a number the sweep has already passed.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import math
 import re
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -36,10 +43,61 @@ def append(progress_file: str, entry: Mapping[str, Any]) -> None:
 # what was appended since: re-reading the whole file after each of 10,000 jobs would parse 5·10⁷
 # lines (and counting its statuses anew, go over as many entries).
 _READ: dict[str, tuple[int, list[dict], Counter]] = {}
+_READING = threading.Lock()  # the view's ticker reads the file beside the jobs' own reports
+
+
+KIND_GROUPS = ("learner", "dataset")  # the config groups whose choice sets what a job costs
+
+
+def job_kind(line: str) -> str:
+    """What a job's duration is estimated from: its choices of ``KIND_GROUPS`` (``learner=…``,
+    ``dataset=…``); jobs that choose none share the kind ``""``."""
+    items = (item.lstrip("+~") for item in line.split() if "=" in item)
+    return " ".join(sorted(item for item in items if item.partition("=")[0] in KIND_GROUPS))
+
+
+def job_kinds(lines: list[str]) -> dict[str, int]:
+    """How many of a sweep's jobs (override lines) are of each kind."""
+    return dict(Counter(job_kind(line) for line in lines))
+
+
+def estimate(entries: list[dict], kinds: Mapping[str, int], elapsed: float) -> float | None:
+    """Seconds until the sweep's last job is done, or None without a basis for every kind left.
+
+    Each job not yet done costs the mean ``seconds`` of the finished (or failed) jobs of its kind;
+    their sum is divided by the parallelism measured so far (job-seconds done per second of wall
+    clock), so it holds for one process and for a pool alike.
+    """
+    done: Counter = Counter()
+    spent: dict[str, list[float]] = {}
+    for entry in entries:
+        kind = job_kind(str(entry.get("job", "")))
+        done[kind] += 1
+        if entry.get("status") != "skipped" and entry.get("seconds") is not None:
+            spent.setdefault(kind, []).append(float(entry["seconds"]))
+    left = 0.0
+    for kind, count in kinds.items():
+        todo = count - done[kind]
+        if todo <= 0:
+            continue
+        if not spent.get(kind):
+            return None
+        left += todo * sum(spent[kind]) / len(spent[kind])
+    worked = sum(sum(v) for v in spent.values())
+    if left == 0.0:
+        return 0.0
+    if worked <= 0.0 or elapsed <= 0.0:
+        return None
+    return left / max(worked / elapsed, 1e-9)
 
 
 def read(progress_file: str) -> list[dict]:
     """The entries of a progress file (a line cut short by a dying writer is skipped)."""
+    with _READING:
+        return _read(progress_file)
+
+
+def _read(progress_file: str) -> list[dict]:
     offset, entries, statuses = _READ.get(progress_file, (0, [], Counter()))
     with open(progress_file, "rb") as handle:
         if handle.seek(0, 2) < offset:  # written anew (a new sweep in the same place)
@@ -59,30 +117,48 @@ def read(progress_file: str) -> list[dict]:
 
 @dataclass
 class Counts:
-    """Jobs done, failed, skipped among ``total``, since ``started`` (epoch seconds)."""
+    """Jobs done, failed, skipped among ``total``, since ``started`` (epoch seconds), and the ETA
+    (``estimate``) made at ``made`` (None: no basis yet)."""
 
     total: int
     started: float
     done: int = 0
     failed: int = 0
     skipped: int = 0
+    eta: float | None = None
+    made: float = 0.0
 
     @classmethod
-    def of_file(cls, progress_file: str, total: int, started: float) -> Counts:
+    def of_file(
+        cls, progress_file: str, total: int, started: float, kinds: Mapping[str, int] = ()
+    ) -> Counts:
         """The counts of a progress file, read up to its end (only what was appended since the
-        last read is parsed, and the statuses are counted as they come)."""
-        read(progress_file)
-        _, entries, statuses = _READ[progress_file]
-        return cls(total, started, len(entries), statuses["failed"], statuses["skipped"])
+        last read is parsed, and the statuses are counted as they come); with the sweep's job
+        ``kinds``, the ETA."""
+        with _READING:
+            _read(progress_file)
+            _, entries, statuses = _READ[progress_file]
+            now = time.time()
+            eta = estimate(entries, kinds, now - started) if kinds else None
+            return cls(total, started, len(entries), statuses["failed"], statuses["skipped"],
+                       eta, now)  # fmt: skip
+
+    def remaining(self, now: float | None = None) -> str:
+        """The ETA as shown at ``now``: counted down since it was made, ``?`` once a job in flight
+        has outlived it, ``–`` without a basis."""
+        if self.eta is None:
+            return "–"
+        left = self.eta - ((now or time.time()) - self.made)
+        return f"{left:.0f} s" if left >= 0 or self.done >= self.total else "?"
 
     def line(self, now: float | None = None) -> str:
         """``[lincls] 120/200 done, 1 failed, 0 skipped, 5.2 runs/s, 23 s elapsed, ETA 15 s``."""
-        elapsed = (now or time.time()) - self.started
+        now = now or time.time()
+        elapsed = now - self.started
         rate = self.done / elapsed if elapsed > 0 else math.nan
-        eta = (self.total - self.done) / rate if rate and rate > 0 else math.nan
         return (
             f"[lincls] {self.done}/{self.total} done, {self.failed} failed, {self.skipped} "
-            f"skipped, {rate:.1f} runs/s, {elapsed:.0f} s elapsed, ETA {eta:.0f} s"
+            f"skipped, {rate:.1f} runs/s, {elapsed:.0f} s elapsed, ETA {self.remaining(now)}"
         )
 
 
@@ -94,6 +170,8 @@ class View:
     last_line: float = 0.0
     last_step: int = 0
     drawn: int = 0  # the length of the bar on screen, 0 when there is none
+    lock: Any = field(default_factory=threading.RLock, repr=False)
+    halt: threading.Event | None = field(default=None, repr=False)  # set: the ticker stops
 
     @property
     def out(self) -> TextIO:
@@ -107,34 +185,74 @@ class View:
 
     def show(self, counts: Counts) -> None:
         """Show the counts: redraw the bar, or print a line if one is due."""
-        if self.live:
-            self._draw(counts)
-            return
-        step = int(counts.done / max(counts.total, 1) / LINE_FRACTION)
-        now = time.time()
-        if step > self.last_step or now - self.last_line >= LINE_SECONDS:
-            if counts.done < counts.total:  # the summary line says the rest
-                print(counts.line(now), file=self.out, flush=True)
-            self.last_step, self.last_line = step, now
+        with self.lock:
+            if self.live:
+                self._draw(counts)
+                return
+            step = int(counts.done / max(counts.total, 1) / LINE_FRACTION)
+            now = time.time()
+            if step > self.last_step or now - self.last_line >= LINE_SECONDS:
+                if counts.done < counts.total:  # the summary line says the rest
+                    print(counts.line(now), file=self.out, flush=True)
+                self.last_step, self.last_line = step, now
+
+    def follow(
+        self,
+        progress_file: str,
+        total: int,
+        started: float,
+        kinds: Mapping[str, int],
+        interval: float | None = None,
+    ) -> None:
+        """In the launching process: redraw from the progress file every ``interval`` seconds (1 on
+        a terminal, ``LINE_SECONDS`` else) until ``stop``, so the ETA counts down, and says "?"
+        when a job outlives it, while no job finishes."""
+        self.stop()
+        halt = self.halt = threading.Event()
+        every = interval or (1.0 if self.live else LINE_SECONDS)
+
+        def tick() -> None:
+            last: Counts | None = None
+            while not halt.wait(every):
+                try:
+                    counts = Counts.of_file(progress_file, total, started, kinds)
+                except OSError:  # the sweep's directory is gone: nothing left to show
+                    return
+                if last is not None and counts.done == last.done:  # no job came: count down
+                    counts.eta, counts.made = last.eta, last.made
+                last = counts
+                with self.lock:
+                    if not halt.is_set() and counts.done < counts.total:
+                        self.show(counts)
+
+        threading.Thread(target=tick, name="lincls-progress", daemon=True).start()
+
+    def stop(self) -> None:
+        """Stop redrawing (``follow``)."""
+        if self.halt is not None:
+            self.halt.set()
+            self.halt = None
 
     def _draw(self, counts: Counts) -> None:
         from tqdm import tqdm
 
         width = shutil.get_terminal_size((100, 20)).columns or 100  # a new pty may say 0
-        postfix = f"failed={counts.failed}, skipped={counts.skipped}"
+        postfix = f"failed={counts.failed}, skipped={counts.skipped}, ETA {counts.remaining()}"
         elapsed = time.time() - counts.started
+        bar = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
         text = tqdm.format_meter(counts.done, counts.total, elapsed, ncols=width, prefix="[lincls]",
-                                 unit="run", postfix=postfix)  # fmt: skip
+                                 unit="run", postfix=postfix, bar_format=bar)  # fmt: skip
         self.out.write("\r" + text.ljust(self.drawn))
         self.out.flush()
         self.drawn = len(text)
 
     def close(self) -> None:
         """End the bar's line (the summary line comes after it)."""
-        if self.drawn:
-            self.out.write("\n")
-            self.out.flush()
-            self.drawn = 0
+        with self.lock:
+            if self.drawn:
+                self.out.write("\n")
+                self.out.flush()
+                self.drawn = 0
 
 
 def _key(label: str) -> str:

@@ -30,7 +30,7 @@ import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,7 @@ class SweepRecord:
     retry_seconds: float = DEFAULT_RETRY_SECONDS  # a run's wait for a store that does not answer
     max_store_failures: int = DEFAULT_MAX_STORE_FAILURES  # runs in a row before the sweep stops
     path: str = ""  # where this record is: unique to the sweep (under its parent run's id)
+    kinds: dict[str, int] = field(default_factory=dict)  # jobs per kind (``progress.job_kind``)
 
     def save(self, path: Path) -> None:
         """Write the record as JSON at ``path``."""
@@ -91,6 +92,7 @@ class SweepRecord:
         fields = json.loads(Path(path).read_text())
         fields["finished"] = frozenset(fields.get("finished", ()))
         fields["varying"] = tuple(fields.get("varying", ()))
+        fields["kinds"] = dict(fields.get("kinds", {}))
         return cls(**fields)
 
 
@@ -156,6 +158,7 @@ def start_sweep(
     sweep_dir: Path,
     overrides: Sequence[str] = (),
     varying: Sequence[str] = (),
+    kinds: dict[str, int] | None = None,
 ) -> SweepRecord:
     """In the launching process: open (create, migrate) the store, clean up, make the parent.
 
@@ -205,8 +208,10 @@ def start_sweep(
         retry_seconds,
         int(settings.get("max_store_failures", DEFAULT_MAX_STORE_FAILURES)),
         str(record_path),
+        dict(kinds or {}),
     )
     record.save(record_path)
+    VIEW.follow(record.progress_file, record.total, record.started, record.kinds)
     return record
 
 
@@ -245,6 +250,7 @@ def finish_sweep(
     next sweep on the store closes it) and, with ``store_down``, the store gets one short try
     instead of a whole retry budget.
     """
+    VIEW.stop()
     VIEW.close()
     missing = unfinished(record, jobs)
     client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
@@ -317,6 +323,7 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
     with ``DEFERRED`` the run to write as ``"payload"`` (run id None until it is written).
     """
     line = " ".join(overrides)
+    started = time.perf_counter()  # the job's duration feeds the sweep's ETA
     outcome: dict[str, Any] = {"status": "finished", "run_id": None, "error": None}
     skip = bool((config.get("tracking") or {}).get("skip_finished", False))
     tags = {
@@ -335,6 +342,7 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
         outcome.update(payload=payload, error=payload["error"])
         outcome.update(_result(payload["metrics"], payload["tags"]))
         outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"
+        outcome["seconds"] = time.perf_counter() - started
         return outcome  # the launching process writes it and reports progress
     else:
         client, experiment_id = tracking.open_experiment(
@@ -353,6 +361,7 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
                     outcome["run_id"] = refused_run(client, experiment_id, config, tags, exc)
                 except tracking.StoreError as store_exc:
                     outcome.update(error=str(store_exc), store_error=True)
+    outcome["seconds"] = time.perf_counter() - started
     if not POOLED:  # in a pool, the launching process counts the job when it has it
         report_progress(record, outcome, line)
         count_store_failure(record, outcome)
@@ -398,7 +407,8 @@ def report_progress(record: SweepRecord, outcome: Mapping[str, Any], line: str) 
     """Count a finished job (its override line ``line``) in the sweep's progress file and update
     the console view. A failed job's entry keeps its error's first line, and whether the store
     failed it (``store``)."""
-    entry = {k: outcome.get(k) for k in ("status", "label", "ratio", "posterior_ratio", "violated")}
+    keys = ("status", "label", "ratio", "posterior_ratio", "violated", "seconds")
+    entry = {k: outcome.get(k) for k in keys}
     entry["job"] = line
     if outcome["status"] == "failed":
         entry["error"] = one_line(str(outcome.get("error") or ""))
@@ -408,7 +418,9 @@ def report_progress(record: SweepRecord, outcome: Mapping[str, Any], line: str) 
     if outcome["status"] == "failed":
         VIEW.close()
         print(f"[lincls] failed: {line}: {outcome['error']}", file=sys.stderr, flush=True)
-    VIEW.show(progress.Counts.of_file(record.progress_file, record.total, record.started))
+    VIEW.show(
+        progress.Counts.of_file(record.progress_file, record.total, record.started, record.kinds)
+    )
 
 
 def write_deferred(record: SweepRecord, outcome: dict[str, Any]) -> None:

@@ -198,7 +198,7 @@ class LinclsSweeper(Sweeper):
     def _start(self, jobs: list[list[str]], arguments: list[str]) -> Any:
         """Check the jobs, open the store, make the parent run: the sweep's record. Bad input
         exits 2 with one line, a store that does not answer exits 1."""
-        from lincls import sweeps
+        from lincls import progress, sweeps
         from lincls.errors import LinclsInputError
 
         self._validate(jobs)
@@ -210,7 +210,12 @@ class LinclsSweeper(Sweeper):
         task_config = OmegaConf.to_container(first, resolve=True)
         try:
             return sweeps.start_sweep(
-                task_config, len(jobs), sweep_dir, list(arguments), sweeps.varying_keys(jobs)
+                task_config,
+                len(jobs),
+                sweep_dir,
+                list(arguments),
+                sweeps.varying_keys(jobs),
+                progress.job_kinds([" ".join(job) for job in jobs]),
             )
         except (LinclsInputError, sweeps.tracking.StoreError) as exc:
             print(f"error: {exc}", file=sys.stderr)
