@@ -61,7 +61,7 @@ def setup(lock: str) -> list[str]:
     return [
         "test -x .venv/bin/python || python3 -m venv .venv",
         ".venv/bin/python -m pip install --quiet --target .venv/tools uv==0.13.8",
-        f"{uv} --require-hashes -r requirements/{lock}.lock",
+        f"{uv} --require-hashes --compile-bytecode -r requirements/{lock}.lock",
         f"{uv} --no-deps -e .",
     ]
 
