@@ -16,7 +16,7 @@ import pytest
 from lincls.bounds import holds
 from lincls.evaluation import measure
 
-INSTANCES = 2_400
+INSTANCES = 3_200
 SEEDS = 4  # the instances are drawn in this many independent blocks (one test each)
 
 
@@ -42,6 +42,10 @@ def _options(rng: np.random.Generator) -> dict:
                 "balanced_winnow",
                 "multiclass_perceptron",
                 "mira",
+                "romma",
+                "second_order_perceptron",
+                "arow",
+                "confidence_weighted",
             ]
         )
     )
@@ -90,6 +94,21 @@ def _options(rng: np.random.Generator) -> dict:
             "name": name,
             "alpha": float(choice([1.5, 2.0, 4.0])),
             "threshold": float(choice([0.0, 0.5, 2.0])),
+        }
+    second = {"bias": str(choice(["feature", "none"])), "diagonal": bool(rng.random() < 0.3)}
+    if name == "romma":
+        return {"name": name, "aggressive": bool(rng.random() < 0.5), "bias": second["bias"]}
+    if name == "second_order_perceptron":
+        return {"name": name, "a": float(choice([0.1, 1.0, 10.0])), **second}
+    if name == "arow":
+        return {"name": name, "r": float(choice([0.1, 1.0, 10.0])), **second}
+    if name == "confidence_weighted":
+        return {
+            "name": name,
+            "variant": str(choice(["cw", "scw1", "scw2"])),
+            "eta": float(choice([0.6, 0.9, 0.99])),
+            "C": float(choice([0.1, 1.0])),
+            **second,
         }
     if name == "multiclass_perceptron":
         return {"name": name, "lr": lr, "bias": str(choice(["feature", "none"]))}
@@ -271,14 +290,20 @@ def test_no_logged_bound_is_broken_under_any_option(block, tmp_path):
         valid += 1
     assert found == []
     assert valid >= per_block * 0.95  # the draws are valid configs, not refusals
-    assert len(learners) == 12
+    assert len(learners) == 16
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_a_diverging_rule_without_a_bound_logs_no_hyperplane_and_raises_nothing(tmp_path):
     # PA with scikit-learn's bias step scaled by 3 on the adversarial order: the weights overflow
-    config = random_config(2299, str(tmp_path))
-    assert config["learner"]["bias"] == "sklearn" and config["learner"]["intercept_decay"] == 3
+    config = {
+        "learner": {"name": "passive_aggressive", "variant": "pa", "C": 10.0, "bias": "sklearn",
+                    "intercept_decay": 3.0},
+        "dataset": {"name": "separable", "n": 44, "d": 5, "margin": 0.005, "radius": 0.1,
+                    "offset": 0.02854296024065872, "n_test": 10, "seed": 2299},
+        "passes": 3, "seed": 2299, "order": "adversarial", "orders": 1,
+        "certificates": {"svm": True, "cache_dir": str(tmp_path)}, "tracking": {},
+    }  # fmt: skip
     outcome = measure(config)
     assert outcome.tags["hyperplane.note"] == "the weights are not finite: no hyperplane"
     assert not any(k.startswith("hyperplane.") for k in outcome.metrics)
