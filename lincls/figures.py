@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 FIGURE_FILE = "mistakes_and_bound.png"  # the run's artifact
 SIZE_INCHES = (6.4, 2.5)
-DPI = 80  # 512 × 200 pixels
+DPI = 100  # 640 × 250 pixels
 Curve = Sequence[tuple[int, float]]
 CURVES = (
     "cumulative_mistakes",

@@ -373,7 +373,7 @@ def test_the_html_report_is_self_contained(study):
 
 
 def test_every_run_gets_its_figure_and_a_colour_no_other_run_has(study):
-    from lincls.figures import FIGURE_FILE
+    from lincls.figures import DPI, FIGURE_FILE, SIZE_INCHES
 
     client = MlflowClient(tracking_uri=study["uri"])
     colors = []
@@ -383,7 +383,8 @@ def test_every_run_gets_its_figure_and_a_colour_no_other_run_has(study):
         ] == [FIGURE_FILE]
         local = client.download_artifacts(run.info.run_id, FIGURE_FILE, str(study["tmp"]))
         image = imread(local)
-        assert image.shape[:2] == (200, 512) and image[..., :3].std() > 0.01
+        size = (round(SIZE_INCHES[1] * DPI), round(SIZE_INCHES[0] * DPI))  # 250 × 640 pixels
+        assert image.shape[:2] == size and image[..., :3].std() > 0.01
         colors.append(client.get_run(run.info.run_id).data.tags["mlflow.runColor"])
     assert len(set(colors)) == len(colors) == len(study["runs"])
 
