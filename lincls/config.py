@@ -14,6 +14,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, SI
 
+from lincls.config_budget import BudgetPerceptronConfig
 from lincls.config_matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
 
 # --- learners -------------------------------------------------------------------------------
@@ -402,6 +403,7 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "second_order_perceptron": SecondOrderPerceptronConfig,
     "arow": ArowConfig,
     "confidence_weighted": ConfidenceWeightedConfig,
+    "budget_perceptron": BudgetPerceptronConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,

@@ -148,6 +148,12 @@ def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:
         batches = log_spaced_steps(per_batch.shape[0])
         batches = batches[drop_flat_interiors(batches, per_batch[batches - 1])]
         curves["mistakes_per_batch"] = [(int(s), float(per_batch[s - 1])) for s in batches]
+    sizes = getattr(learner, "support_size_", None)
+    if sizes is not None and sizes.shape[0]:  # a support-set kernel learner: |S| (step = example)
+        metrics["support_size"] = float(np.mean([m.n_support_ for m in learners]))
+        at = log_spaced_steps(sizes.shape[0])
+        at = at[drop_flat_interiors(at, sizes[at - 1])]
+        curves["support_size"] = [(int(s), float(sizes[s - 1])) for s in at]
     return metrics, curves
 
 

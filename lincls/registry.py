@@ -53,6 +53,7 @@ from lincls.learners import (
     Winnow,
 )
 from lincls.learners.arow import AROW
+from lincls.learners.budget_perceptron import BudgetPerceptron
 from lincls.learners.confidence_weighted import ConfidenceWeighted
 from lincls.learners.romma import ROMMA
 from lincls.learners.second_order import SecondOrderPerceptron
@@ -79,6 +80,7 @@ LEARNERS: dict[str, type] = {
     "second_order_perceptron": SecondOrderPerceptron,
     "arow": AROW,
     "confidence_weighted": ConfidenceWeighted,
+    "budget_perceptron": BudgetPerceptron,
 }
 
 DATASETS: dict[str, Callable[..., Any]] = {
