@@ -84,20 +84,23 @@ def _relative_gap(value: float, lower: float) -> float:
     return max(0.0, (value - lower) / value) if value > 0.0 else 0.0
 
 
-def _working_set(Z, solve_rows, violated):
+def _working_set(Z, solve_rows, violated, first: np.ndarray | None = None):
     """``solve_rows`` on every row of Z, through a working set when Z has many rows.
 
     ``solve_rows(rows)`` returns (comparator, multipliers of those rows) for the problem on the
     rows ``rows`` (an index array), or None; ``violated(margins)`` marks the rows whose
     constraint the comparator misses. Returns (comparator, multipliers of every row, 0 outside
-    the set) or None.
+    the set) or None. The set starts from the rows ``first`` when given, else from the
+    ``WORKING_SET`` rows of smallest margin along Σ_t z_t.
     """
     n = Z.shape[0]
     active = np.ones(n, dtype=bool)
     if n > WORKING_SET:
-        margins = np.asarray(Z @ np.asarray(Z.sum(axis=0)).ravel()).ravel()
         active[:] = False
-        active[np.argsort(margins, kind="stable")[:WORKING_SET]] = True
+        if first is None:
+            margins = np.asarray(Z @ np.asarray(Z.sum(axis=0)).ravel()).ravel()
+            first = np.argsort(margins, kind="stable")[:WORKING_SET]
+        active[first] = True
     while True:
         rows = np.flatnonzero(active)
         found = solve_rows(rows)
@@ -162,9 +165,9 @@ def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
             if sp.issparse(Z)
             else np.hstack([Z, y[:, None]])
         )
-    free = 0 if y is None else 1
+    free, first = (0, None) if y is None else (1, _first_rows(Z, y))
     found = _working_set(
-        rows, lambda r: _hard_margin_rows(_subset(rows, r), free=free), lambda m: m < 1.0
+        rows, lambda r: _hard_margin_rows(_subset(rows, r), free=free), lambda m: m < 1.0, first
     )
     if found is None:
         return None
@@ -179,6 +182,17 @@ def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
         return None
     w, b, value = best
     return Solution(w if y is None else np.append(w, b), value, _relative_gap(value, lower))
+
+
+def _first_rows(Z, y: np.ndarray) -> np.ndarray:
+    """Each class's ``WORKING_SET``/2 rows of smallest margin along Σ_t z_t: the offset moves a
+    class's margins all alike, so the nearest rows are ranked within each class (one ranking
+    over both classes started 5,000 separable rows in d = 20 from a set half of whose rows
+    were far, and took four rounds where this takes one)."""
+    margins = np.asarray(Z @ np.asarray(Z.sum(axis=0)).ravel()).ravel()
+    first = [rows[np.argsort(margins[rows], kind="stable")[: WORKING_SET // 2]]
+             for rows in (np.flatnonzero(y > 0), np.flatnonzero(y < 0))]  # fmt: skip
+    return np.concatenate(first)
 
 
 def _deficit_rows(Z, root_counts):
