@@ -27,8 +27,8 @@ from pathlib import Path  # noqa: E402
 
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-SECTIONS = ["perceptron", "online", "kernel", "multiclass", "bounds", "comparators", "batch",
-            "maxent", "sweep"]  # fmt: skip
+SECTIONS = ["perceptron", "online", "kernel", "multiclass", "bounds", "comparators",
+            "certificates", "batch", "maxent", "sweep", "figures"]  # fmt: skip
 SLOW_SECTIONS = ["sweep10k", "report"]  # minutes each: run only when named
 
 

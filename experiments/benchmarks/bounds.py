@@ -6,7 +6,7 @@ At n = 1k and 100k (d = 100, separable data of margin 0.01 so the fit takes seve
   Freund–Schapire over its γ grid, Mohri–Rostamizadeh), certificates given, including the one
   pass over X for the squared norms the per-example bounds read — against one fit
   (target: bounds ≤ 0.2× the fit, i.e. ratio fit/bounds ≥ 5);
-- a certificate: the linear program and the hard-margin SVM, computed once per dataset (the
+- a certificate: the hard-margin SVM (``lincls.certificates``), computed once per dataset (the
   cache shares it with every learner, order and seed of a sweep), shown against the fit;
 - at n = 100 and 1k: every bound at its best comparator (``lincls.comparators``: the hard-margin
   SVM of (x, 1) and Freund–Schapire's cone program), solved once per dataset, bias feature and
@@ -113,7 +113,7 @@ def run(quick: bool = False) -> list[Row]:
                 note=f"{model.mistakes_} mistakes; tightest {evaluation.tightest[0]}")
         )  # fmt: skip
         rows.append(
-            Row("bounds", f"SVM certificate (LP + hard margin), n={n}, d=100", svm_seconds,
+            Row("bounds", f"SVM certificate (hard margin), n={n}, d=100", svm_seconds,
                 fit_seconds, "perceptron fit",
                 note=f"once per dataset (cached); separable={separable}, "
                      f"γ_svm/γ_gen = {svm[0].margin / certs[0].margin:.3f}")
