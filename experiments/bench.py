@@ -28,7 +28,7 @@ from pathlib import Path  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 SECTIONS = ["perceptron", "online", "kernel", "multiclass", "bounds", "comparators",
-            "certificates", "batch", "maxent", "sweep"]  # fmt: skip
+            "certificates", "batch", "maxent", "sweep", "figures"]  # fmt: skip
 SLOW_SECTIONS = ["sweep10k", "report"]  # minutes each: run only when named
 
 
