@@ -30,3 +30,10 @@ class SupportSetConfig:
 class BudgetPerceptronConfig(SupportSetConfig):
     name: str = "budget_perceptron"
     budget: int = 100
+
+
+@dataclass
+class ProjectronConfig(SupportSetConfig):
+    name: str = "projectron"
+    eta: float = 0.1
+    plus: bool = False

@@ -55,6 +55,7 @@ from lincls.learners import (
 from lincls.learners.arow import AROW
 from lincls.learners.budget_perceptron import BudgetPerceptron
 from lincls.learners.confidence_weighted import ConfidenceWeighted
+from lincls.learners.projectron import Projectron
 from lincls.learners.romma import ROMMA
 from lincls.learners.second_order import SecondOrderPerceptron
 
@@ -81,6 +82,7 @@ LEARNERS: dict[str, type] = {
     "arow": AROW,
     "confidence_weighted": ConfidenceWeighted,
     "budget_perceptron": BudgetPerceptron,
+    "projectron": Projectron,
 }
 
 DATASETS: dict[str, Callable[..., Any]] = {

@@ -20,7 +20,6 @@ from numba import njit
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.geometry import row_norms
 from lincls.learners._base import OnlineBinaryClassifier, check_finite
 from lincls.learners.kernel import (
     _KERNEL_CODE,
@@ -76,6 +75,30 @@ def store_csr(data, indices, indptr, sq, t, sv, sv_sq, slot):
     for p in range(indptr[t], indptr[t + 1]):
         sv[slot, indices[p]] = data[p]
     sv_sq[slot] = sq[t]
+
+
+@njit(cache=True, nogil=True)
+def dense_sq_norms(X):
+    """‖x‖² of every dense row, summed in column order."""
+    out = np.zeros(X.shape[0])
+    for i in range(X.shape[0]):
+        acc = 0.0
+        for j in range(X.shape[1]):
+            acc += X[i, j] * X[i, j]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True, nogil=True)
+def csr_sq_norms(data, indptr):
+    """``dense_sq_norms`` of CSR rows (sorted indices): the same sums bit for bit."""
+    out = np.zeros(indptr.shape[0] - 1)
+    for i in range(indptr.shape[0] - 1):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            acc += data[p] * data[p]
+        out[i] = acc
+    return out
 
 
 def csr_arrays(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -143,8 +166,9 @@ class BudgetKernelClassifier(OnlineBinaryClassifier):
         self.n_support_ = size
 
     def _prepare_pass(self, X) -> np.ndarray:
-        """‖x‖² of every row; the radius grows with later batches."""
-        sq = row_norms(X) ** 2
+        """‖x‖² of every row (the same bits for both layouts); the radius grows with later
+        batches."""
+        sq = csr_sq_norms(X.data, X.indptr) if sp.issparse(X) else dense_sq_norms(X)
         diagonal = kernel_diagonal(X, self.kernel, self.degree)
         self.kernel_radius_ = max(self.kernel_radius_, float(np.sqrt(diagonal.max(initial=0.0))))
         return sq

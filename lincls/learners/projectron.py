@@ -1,0 +1,271 @@
+"""The Projectron and Projectron++ (Orabona, Keshet & Caputo 2009).
+
+Orabona, Keshet & Caputo, "Bounded Kernel-Based Online Learning", JMLR 10 (2009), 2643–2666
+(the Projectron first at ICML 2008). f(x) = Σ_{s∈S} α_s K'(x_s, x) over a support set S, K' the
+kernel with its bias feature (``lincls.learners._budget``). On a mistake (y_t f(x_t) ≤ 0) the
+perceptron's step y_t K'(x_t, ·) is replaced, when it lies close to the span of S, by its
+projection P K'(x_t, ·) = Σ_s d_s K'(x_s, ·) onto that span, d = K_S⁻¹ k_t with
+K_S = [K'(x_i, x_j)]_{i,j∈S} and k_t = [K'(x_s, x_t)]_{s∈S}:
+
+- δ_t² = K'(x_t, x_t) − k_tᵀ d, the squared distance of K'(x_t, ·) from the span (0 where a
+  rounding error makes it negative);
+- δ_t² ≤ η: α += y_t d (S unchanged);
+- otherwise x_t joins S with α = y_t, and K_S⁻¹ grows by the block inverse
+  [[K_S⁻¹ + d dᵀ/δ_t², −d/δ_t²], [−dᵀ/δ_t², 1/δ_t²]].
+
+Projectron++ also acts on a margin error (0 < y_t f(x_t) < 1), with ℓ_t = 1 − y_t f(x_t) and
+‖P k_t‖² = K'(x_t, x_t) − δ_t²: where ℓ_t − δ_t²/η > 0 (and ‖P k_t‖² > 0) it steps along the
+projection only, α += β_t y_t d with β_t = min(ℓ_t/‖P k_t‖², 1, 2(ℓ_t − δ_t²/η)/‖P k_t‖²); S
+never grows there. Here η is compared with the squared distance δ_t² (the paper writes its rules
+in terms of δ_t; the two conventions differ by the square root of η).
+
+Every vector added lies at distance > √η > 0 from the span of the others, so S is linearly
+independent in feature space: |S| ≤ d (+1 with a bias) for the linear kernel, ≤ C(d + p, p) for
+the polynomial one; for RBF the paper bounds |S| through η. There is no fixed B: the storage
+doubles as S grows. Each example presented costs O(|S|·d + |S|²).
+
+No mistake bound is logged (``no_bound_reason``): the paper's theorems are not reproduced here
+with their exact constants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from lincls.errors import LinclsInputError, check_number
+from lincls.learners._budget import (
+    BudgetKernelClassifier,
+    csr_arrays,
+    csr_support_row,
+    dense_support_row,
+    self_kernel,
+    store_csr,
+    store_dense,
+)
+
+START_CAPACITY = 16  # support rows allocated at first; doubled whenever S outgrows them
+
+
+@njit(cache=True, nogil=True)
+def _project(row, kinv, size, dvec):
+    """d = K_S⁻¹ k_t into ``dvec``; returns k_tᵀ d."""
+    kd = 0.0
+    for i in range(size):
+        acc = 0.0
+        for j in range(size):
+            acc += kinv[i, j] * row[j]
+        dvec[i] = acc
+        kd += row[i] * acc
+    return kd
+
+
+@njit(cache=True, nogil=True)
+def _grow_inverse(kinv, dvec, size, delta2):
+    """K_S⁻¹ of S ∪ {x_t} in place (the block inverse of the module docstring)."""
+    for i in range(size):
+        for j in range(size):
+            kinv[i, j] += dvec[i] * dvec[j] / delta2
+        kinv[i, size] = -dvec[i] / delta2
+        kinv[size, i] = -dvec[i] / delta2
+    kinv[size, size] = 1.0 / delta2
+
+
+@njit(cache=True, nogil=True)
+def _decide(label, f, kii, kd, eta, plus):
+    """(action, β): 0 nothing, 1 a projected mistake step, 2 add x_t, 3 a projected margin step
+    of β (Projectron++); ``kd`` = k_tᵀ d."""
+    margin = label * f
+    delta2 = kii - kd
+    if delta2 < 0.0:
+        delta2 = 0.0
+    if margin <= 0.0:
+        return (1, 1.0) if delta2 <= eta else (2, 1.0)
+    if not plus or margin >= 1.0:
+        return 0, 0.0
+    loss = 1.0 - margin
+    projected = kii - delta2
+    if loss - delta2 / eta <= 0.0 or projected <= 0.0:
+        return 0, 0.0
+    return 3, min(loss / projected, 1.0, 2.0 * (loss - delta2 / eta) / projected)
+
+
+@njit(cache=True, nogil=True)
+def _apply(action, beta, label, coef, dvec, kinv, size, delta2):
+    """The step of ``action`` on α (and K_S⁻¹ when x_t joins S: the caller stores x_t)."""
+    if action == 1 or action == 3:
+        for s in range(size[0]):
+            coef[s] += beta * label * dvec[s]
+    elif action == 2:
+        _grow_inverse(kinv, dvec, size[0], delta2)
+        coef[size[0]] = label
+        size[0] += 1
+
+
+@njit(cache=True, nogil=True)
+def projectron_pass_dense(
+    X, sq, y, order, sv, sv_sq, coef, size, kind, degree, gamma, bias_sq, kinv, eta, plus,
+    row, dvec, mistake_rows, mistake_steps, sizes, start, counts,
+):  # fmt: skip
+    """Steps ``start``… of one (Projectron or ++) pass over dense ``X[order]``.
+
+    ``counts`` = [mistakes, updates] so far. Returns the step it stopped at: ``order.shape[0]``
+    when done, earlier when x_t must join a full store (nothing of that step done yet).
+    """
+    for k in range(start, order.shape[0]):
+        t = order[k]
+        m = size[0]
+        dense_support_row(X, sq, t, sv, sv_sq, m, kind, degree, gamma, bias_sq, row)
+        f = 0.0
+        for s in range(m):
+            f += coef[s] * row[s]
+        kii = self_kernel(sq[t], kind, degree, gamma, bias_sq)
+        kd = _project(row, kinv, m, dvec)
+        action, beta = _decide(y[t], f, kii, kd, eta, plus)
+        if action == 2 and m == sv.shape[0]:
+            return k
+        if action == 1 or action == 2:
+            mistake_rows[counts[0]] = t
+            mistake_steps[counts[0]] = k
+            counts[0] += 1
+        if action != 0:
+            counts[1] += 1
+            _apply(action, beta, y[t], coef, dvec, kinv, size, max(kii - kd, 0.0))
+        if action == 2:
+            store_dense(X, sq, t, sv, sv_sq, m)
+        sizes[k] = size[0]
+    return order.shape[0]
+
+
+@njit(cache=True, nogil=True)
+def projectron_pass_csr(
+    data, indices, indptr, sq, y, order, sv, sv_sq, coef, size, kind, degree, gamma, bias_sq,
+    kinv, eta, plus, row, dvec, mistake_rows, mistake_steps, sizes, start, counts,
+):  # fmt: skip
+    """``projectron_pass_dense`` for CSR rows (sorted indices): the same numbers bit for bit."""
+    for k in range(start, order.shape[0]):
+        t = order[k]
+        m = size[0]
+        csr_support_row(data, indices, indptr, sq, t, sv, sv_sq, m, kind, degree, gamma,
+                        bias_sq, row)  # fmt: skip
+        f = 0.0
+        for s in range(m):
+            f += coef[s] * row[s]
+        kii = self_kernel(sq[t], kind, degree, gamma, bias_sq)
+        kd = _project(row, kinv, m, dvec)
+        action, beta = _decide(y[t], f, kii, kd, eta, plus)
+        if action == 2 and m == sv.shape[0]:
+            return k
+        if action == 1 or action == 2:
+            mistake_rows[counts[0]] = t
+            mistake_steps[counts[0]] = k
+            counts[0] += 1
+        if action != 0:
+            counts[1] += 1
+            _apply(action, beta, y[t], coef, dvec, kinv, size, max(kii - kd, 0.0))
+        if action == 2:
+            store_csr(data, indices, indptr, sq, t, sv, sv_sq, m)
+        sizes[k] = size[0]
+    return order.shape[0]
+
+
+class Projectron(BudgetKernelClassifier):
+    """The Projectron (``plus=False``) or Projectron++ (``plus=True``).
+
+    Parameters
+    ----------
+    eta : float ≥ 0
+        η: a mistake's step is projected onto the span of S when its squared distance from it is
+        at most η (0: only steps already in the span); Projectron++ also weighs its margin steps
+        with it, so there η > 0.
+    plus : bool
+        Projectron++: also a projected step on a margin error (0 < y f(x) < 1).
+    kernel, degree, gamma, bias : as ``KernelPerceptron``'s (the bias a feature of each vector)
+    max_passes, stop_when_converged, shuffle, random_state : as ``Perceptron``'s
+
+    Attributes
+    ----------
+    support_vectors_, dual_coef_, intercept_, n_support_, support_size_ : as
+        ``BudgetPerceptron``'s (α real here)
+    kernel_radius_, bias_feature_, zero_init_ : as ``KernelPerceptron``'s
+    mistakes_, updates_, ... : the online record; updates count every mistake and every
+        Projectron++ margin step taken
+    """
+
+    bound_family = "projectron"
+    no_bound_reason = "no mistake bound of the Projectron or Projectron++ is implemented"
+
+    def __init__(
+        self,
+        eta: float = 0.1,
+        plus: bool = False,
+        kernel: str = "linear",
+        degree: int = 2,
+        gamma: float = 1.0,
+        bias: str = "feature",
+        max_passes: int = 10,
+        stop_when_converged: bool = True,
+        shuffle: bool = False,
+        random_state=None,
+    ):
+        self.eta = eta
+        self.plus = plus
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.bias = bias
+        self.max_passes = max_passes
+        self.stop_when_converged = stop_when_converged
+        self.shuffle = shuffle
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if not isinstance(self.plus, bool | np.bool_):
+            raise LinclsInputError("plus", f"must be true or false, got {self.plus!r}")
+        check_number("eta", self.eta, low=0, low_open=bool(self.plus))
+
+    def _capacity(self, X) -> int:
+        self._kinv = np.zeros((START_CAPACITY, START_CAPACITY))
+        return START_CAPACITY
+
+    def _grow(self) -> None:
+        """Double the support storage (S needs one more row than it holds)."""
+        old = self._sv.shape[0]
+        new = 2 * old
+        for name in ("_sv", "_sv_sq", "_coef"):
+            array = getattr(self, name)
+            grown = np.zeros((new, *array.shape[1:]))
+            grown[:old] = array
+            setattr(self, name, grown)
+        kinv = np.zeros((new, new))
+        kinv[:old, :old] = self._kinv
+        self._kinv = kinv
+
+    def _run_pass(self, X, y, order):
+        sq = self._prepare_pass(X)
+        n = order.shape[0]
+        rows, steps = self._mistake_buffers(n)
+        sizes = np.empty(n, dtype=np.int64)
+        counts = np.zeros(2, dtype=np.int64)
+        options = (float(self.eta), bool(self.plus))
+        start = 0
+        while True:
+            capacity = self._sv.shape[0]
+            work = (np.empty(capacity), np.empty(capacity), rows, steps, sizes, start, counts)
+            state = (self._sv, self._sv_sq, self._coef, self._size, *self._codes(),
+                     self._bias_sq, self._kinv, *options)  # fmt: skip
+            if sp.issparse(X):
+                start = projectron_pass_csr(*csr_arrays(X), sq, y, order, *state, *work)
+            else:
+                start = projectron_pass_dense(X, sq, y, order, *state, *work)
+            if start == n:
+                break
+            self._grow()
+        self._size_parts.append(sizes)
+        mistakes = int(counts[0])
+        return mistakes, int(counts[1]), rows[:mistakes], steps[:mistakes]
+
+
+__all__ = ["START_CAPACITY", "Projectron", "projectron_pass_csr", "projectron_pass_dense"]
