@@ -51,7 +51,8 @@ def drop_flat_interiors(steps: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def certificate_metrics(certs: list[Certificate]) -> tuple[dict[str, float], dict[str, str]]:
-    """Each certificate's γ (its margin), R and the deficit D at the γ Freund–Schapire picks."""
+    """Each certificate's γ (its margin), R, the deficit D at the γ Freund–Schapire picks, and
+    for one the solver found, its relative duality gap."""
     metrics: dict[str, float] = {}
     tags: dict[str, str] = {}
     for cert in certs:
@@ -65,6 +66,8 @@ def certificate_metrics(certs: list[Certificate]) -> tuple[dict[str, float], dic
             deficit = hinge_deficit(cert.margins, gamma)
         metrics.update({f"{prefix}.margin": cert.margin, f"{prefix}.radius": cert.radius,
                         f"{prefix}.gamma": gamma, f"{prefix}.deficit": deficit})  # fmt: skip
+        if getattr(cert, "gap", None) is not None:  # a solved certificate's duality gap
+            metrics[f"{prefix}.gap"] = float(cert.gap)
         tags[prefix] = "separates" if cert.separates else "does not separate"
     return metrics, tags
 

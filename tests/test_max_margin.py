@@ -242,3 +242,19 @@ def test_max_margin_separator_meets_every_constraint_with_the_margin_it_states()
     _, upper = independent_margin(X, y, homogeneous=False)
     assert 1.0 / np.linalg.norm(w) == pytest.approx(upper, rel=1e-9)
     assert 0.0 <= gap <= 1e-9
+
+
+def test_a_run_logs_the_solved_certificates_duality_gap(tmp_path):
+    from lincls.evaluation import measure
+
+    config = {
+        "learner": {"name": "perceptron", "bias": "none"},
+        "dataset": {"name": "separable", "n": 200, "d": 5, "margin": 0.1, "radius": 1.0,
+                    "offset": 0.0, "n_test": 10, "seed": 0},
+        "passes": 5, "seed": 0, "order": "fixed", "orders": 1,
+        "certificates": {"svm": True, "cache_dir": str(tmp_path)}, "tracking": {},
+    }  # fmt: skip
+    metrics = measure(config).metrics
+    assert 0.0 <= metrics["certificate.svm_homogeneous.gap"] <= 1e-6
+    assert "certificate.generator.gap" not in metrics  # the generator's (u, b) is not solved
+    assert metrics["certificate.svm_homogeneous.margin"] >= metrics["certificate.generator.margin"]
