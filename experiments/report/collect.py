@@ -3,6 +3,8 @@
 A report covers the latest sweep, a sweep by its parent run id, or a study by name (its FINISHED
 runs over every sweep, one per config hash, the newest); ``select_runs`` picks them and says how
 many it left out and why. Nothing here draws or formats: the other modules work on the frame.
+The runs are read with SQL (``lincls.reader``) where the store is a database it reads, else page
+by page through MLflow's ``search_runs``: the same table either way.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lincls import reader
 from lincls.errors import LinclsInputError
 
 PAGE_SIZE = 1000  # runs per search_runs page
@@ -138,48 +141,86 @@ def _finished_unique(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]
     return finished.reset_index(drop=True), left_out
 
 
+def rows_frame(rows: reader.Rows) -> pd.DataFrame:
+    """Runs read with SQL as ``runs_frame`` makes them of MLflow's runs (the same columns,
+    values and dtypes: text columns are built from lists, as pandas builds them from rows)."""
+    info = rows.info
+    if info.empty:
+        return runs_frame([])
+    data: dict[str, Any] = {
+        "run_id": info["run_id"].tolist(),
+        "run_name": info["name"].tolist(),
+        "start_time": info["start_ms"].tolist(),
+        "status": info["status"].tolist(),
+    }
+    data.update({name: column.tolist() for name, column in rows.params.items()})
+    data.update({name: column.to_numpy() for name, column in rows.metrics.items()})
+    kept = [f"tags.{key}" for key in TAGS_KEPT]
+    data.update({name: rows.tags[name].tolist() for name in kept if name in rows.tags})
+    frame = pd.DataFrame(data)
+    frame = frame.sort_values(["start_time", "run_id"], kind="stable").reset_index(drop=True)
+    fixed = ["run_id", "run_name", "start_time", "status"]
+    return frame[fixed + sorted(c for c in frame.columns if c not in fixed)]
+
+
+def read_runs(
+    client, experiment_id: str, tags: dict[str, str], page_size: int = PAGE_SIZE
+) -> pd.DataFrame:
+    """The runs of ``experiment_id`` with every tag of ``tags`` (name: value) as ``runs_frame``
+    gives them: read with SQL where ``lincls.reader`` reads the store, else searched page by
+    page."""
+    for value in tags.values():
+        _quoted("study", value)
+    engine = reader._engine(str(getattr(client, "tracking_uri", "") or ""))
+    if engine is None:
+        clauses = [f"tags.`{key}` = '{value}'" for key, value in tags.items()]
+        return runs_frame(search_all(client, experiment_id, " and ".join(clauses), page_size))
+    try:
+        return rows_frame(reader.read_rows(engine, experiment_id, tags))
+    finally:
+        engine.dispose()
+
+
+def _text(run: pd.Series, name: str) -> str | None:
+    value = run.get(name)
+    return value if isinstance(value, str) else None
+
+
 def select_runs(
     client, experiment_id: str, target: str | None = None, page_size: int = PAGE_SIZE
 ) -> Selection:
     """The runs to report: the latest sweep (``target`` None), a sweep by its parent run id, or a
     study by name (its FINISHED runs over every sweep, one per config hash, the newest)."""
-    sweeps = search_all(
-        client, experiment_id, f"tags.`lincls.role` = '{ROLE_SWEEP}'", page_size=page_size
-    )
-    by_id = {run.info.run_id: run for run in sweeps}
+    sweeps = read_runs(client, experiment_id, {"lincls.role": ROLE_SWEEP}, page_size)
+    sweeps = sweeps.sort_values(  # newest first, as MLflow's search orders them
+        ["start_time", "run_id"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
+    by_id = {run["run_id"]: run for _, run in sweeps.iterrows()}
     if target is None or target in by_id:
-        if not sweeps:
+        if not by_id:
             raise LinclsInputError(
                 "study", "no sweep in this experiment yet (run one: python -m experiments.run -m)"
             )
-        parent = by_id[target] if target is not None else sweeps[0]
-        parent_id = parent.info.run_id
-        children = search_all(
-            client,
-            experiment_id,
-            f"tags.`mlflow.parentRunId` = {_quoted('study', parent_id)}",
-            page_size=page_size,
-        )
-        study = parent.data.tags.get("lincls.study") or parent.info.run_name or parent_id
+        parent = by_id[target] if target is not None else sweeps.iloc[0]
+        parent_id = parent["run_id"]
+        children = read_runs(client, experiment_id, {"mlflow.parentRunId": parent_id}, page_size)
+        study = _text(parent, "tags.lincls.study") or _text(parent, "run_name") or parent_id
         parents = [parent_id]
     else:
         study = target
-        quoted = _quoted("study", target)
-        children = search_all(
-            client,
-            experiment_id,
-            f"tags.`lincls.study` = {quoted} and tags.`lincls.role` = '{ROLE_RUN}'",
-            page_size=page_size,
+        children = read_runs(
+            client, experiment_id, {"lincls.study": target, "lincls.role": ROLE_RUN}, page_size
         )
-        if not children:
-            known = sorted({r.data.tags.get("lincls.study", "") for r in sweeps} - {""})
+        studies = [_text(run, "tags.lincls.study") for run in by_id.values()]
+        if children.empty:
+            known = sorted(set(studies) - {None, ""})
             raise LinclsInputError(
                 "study",
                 f"no study and no sweep run id {target!r} in this experiment "
                 f"(studies: {', '.join(known) or 'none'})",
             )
-        parents = [s.info.run_id for s in sweeps if s.data.tags.get("lincls.study") == target]
-    runs, left_out = _finished_unique(runs_frame(children))
+        parents = [run_id for run_id, name in zip(by_id, studies, strict=True) if name == target]
+    runs, left_out = _finished_unique(children)
     if runs.empty:
         raise LinclsInputError("study", f"{study!r} has no FINISHED runs yet")
     if target is not None and target not in by_id:

@@ -1,0 +1,214 @@
+"""The reader (``lincls.reader``) gives the table ``mlflow.search_runs`` gives, value for value.
+
+A store of 1,200 runs (written as rows: seconds, not minutes) holds three studies, sweeps'
+parent runs and their children, every status, NaN and infinite metrics, curves, params and tags
+some runs lack, two deleted runs and a run of another experiment; the reader's table of every
+run, and of runs filtered by study, learner, dataset and status, must equal ``search_runs``'.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sqlite3
+
+import mlflow
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+
+from lincls import reader
+from lincls.sqlite_runs import SqliteRuns
+
+RUNS = 1200
+T0 = 1_700_000_000_000
+STATUSES = ("FINISHED", "FINISHED", "FINISHED", "FAILED", "KILLED", None)  # None: left RUNNING
+LEARNERS = ("perceptron", "romma", "pa")
+DATASETS = ("separable", "noisy")
+
+
+def write_runs(writer, experiment_id: str, other_experiment_id: str, runs: int = RUNS) -> list:
+    """``runs`` runs through ``writer`` (``SqliteRuns`` or its PostgreSQL form); their ids."""
+    ids = []
+    parents = {}
+    for study in ("s0", "s1", "s2"):
+        tags = {"lincls.study": study, "lincls.role": "sweep", "mlflow.user": "ada"}
+        parent, _ = writer.create(experiment_id, f"sweep {study}", tags, start_time=T0)
+        writer.finish(parent, {"study": study}, [("runs", 400.0, T0, 0)], {}, None, "FINISHED",
+                      end_time=T0 + 10)  # fmt: skip
+        parents[study] = parent
+        ids.append(parent)
+    for k in range(runs - len(ids)):
+        study = f"s{k % 3}"
+        learner, dataset = LEARNERS[k % 3 if k % 7 else (k + 1) % 3], DATASETS[k % 2]
+        tags = {
+            "lincls.study": study,
+            "lincls.role": "run",
+            "mlflow.parentRunId": parents[study],
+            "learner": learner,
+            "dataset": dataset,
+        }
+        if k % 5 == 0:
+            tags["note"] = f"ünïcode γ={k}"
+        start = T0 + 1000 + k // 2  # pairs share a start time: ordered by run id then
+        run_id, _ = writer.create(experiment_id, None if k % 11 else f"run {k}", tags, start)
+        params = {"learner.name": learner, "seed": str(k), "dataset.n": str(100 + k % 13)}
+        if k % 4 == 0:
+            params["learner.lr"] = str(0.5 * (k % 3 + 1))
+        ts = T0 + 5000 + k
+        metrics = [
+            ("mistakes", float(k % 17), ts, 0),
+            ("ratio", math.nan if k % 9 == 0 else k / 7, ts, 0),
+            ("top", math.inf if k % 10 == 0 else 1.0, ts, 0),
+            ("bottom", -math.inf, ts, 0),
+            ("curve", 3.0, ts, 2),
+            ("curve", 1.0, ts, 0),
+            ("curve", 0.5, ts + 1, 2),  # the latest: a later timestamp at the same step
+            ("curve", 2.0, ts + 2, 1),
+        ]
+        if k % 6 == 0:
+            metrics.append(("only_some", -float(k), ts, 0))
+        status = STATUSES[k % len(STATUSES)]
+        dataset_input = {"name": dataset, "digest": f"d{k % 2}", "source": "{}", "profile": "{}"}
+        writer.finish(run_id, params, metrics, {"done": str(k)}, dataset_input, status,
+                      end_time=ts + 3)  # fmt: skip
+        ids.append(run_id)
+    other, _ = writer.create(other_experiment_id, "elsewhere", {"lincls.study": "s0"}, T0)
+    writer.finish(other, {"seed": "0"}, [("mistakes", 1.0, T0, 0)], {}, None, "FINISHED", T0)
+    return ids
+
+
+def by_mlflow(uri: str, filter_string: str = "", experiment: str = "lincls") -> pd.DataFrame:
+    """``mlflow.search_runs`` over every run of ``experiment`` matching ``filter_string``."""
+    experiment_id = MlflowClient(uri).get_experiment_by_name(experiment).experiment_id
+    with _use_tracking_uri(uri):
+        return mlflow.search_runs([experiment_id], filter_string=filter_string, max_results=10**6)
+
+
+def assert_same(ours: pd.DataFrame, theirs: pd.DataFrame) -> None:
+    """Equal tables: the same columns (in any order: search_runs' follow a set's), the same
+    rows in the same order, the same values and dtypes, exactly."""
+    assert sorted(ours.columns) == sorted(theirs.columns)
+    pd.testing.assert_frame_equal(
+        ours.reset_index(drop=True),
+        theirs[list(ours.columns)].reset_index(drop=True),
+        check_exact=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory, _migrated_store) -> str:
+    """A store of 1,200 runs written as rows, two of them then deleted."""
+    path = tmp_path_factory.mktemp("reader") / "mlflow.db"
+    shutil.copyfile(_migrated_store, path)
+    uri = f"sqlite:///{path}"
+    client = MlflowClient(uri)
+    experiment_id = client.create_experiment("lincls", artifact_location="/artifacts")
+    other_id = client.create_experiment("other", artifact_location="/elsewhere")
+    writer = SqliteRuns.open(uri)
+    ids = write_runs(writer, experiment_id, other_id)
+    writer.close()
+    client.delete_run(ids[10])
+    client.delete_run(ids[11])
+    return uri
+
+
+def test_the_reader_equals_search_runs_on_every_run(big_store):
+    ours = reader.runs(big_store, status=None, role=None)
+    theirs = by_mlflow(big_store)
+    assert len(ours) == RUNS - 2  # the deleted runs and the other experiment's are left out
+    assert {"params.learner.lr", "metrics.only_some", "tags.note", "tags.mlflow.parentRunId",
+            "start_time", "end_time"} <= set(ours.columns)  # fmt: skip
+    assert set(ours["status"]) == {"FINISHED", "FAILED", "KILLED", "RUNNING"}
+    assert ours["metrics.top"].max() == 1.7976931348623157e308  # MLflow's stored +inf
+    assert ours["metrics.ratio"].isna().sum() == theirs["metrics.ratio"].isna().sum() > 100
+    assert (
+        ours["metrics.curve"].dropna() == 0.5
+    ).sum() == RUNS - 5  # the latest: greatest (step, timestamp)
+    assert_same(ours, theirs)
+
+
+def test_one_differing_value_is_caught(big_store):
+    theirs = by_mlflow(big_store)
+    for column, value in (("params.seed", "x"), ("metrics.ratio", 0.25), ("tags.done", None)):
+        changed = theirs.copy()
+        changed.loc[len(changed) // 2, column] = value
+        with pytest.raises(AssertionError):
+            assert_same(reader.runs(big_store, status=None, role=None), changed)
+
+
+@pytest.mark.parametrize(
+    ("filters", "filter_string"),
+    [
+        ({"study": "s1"}, "tags.`lincls.study` = 's1' and tags.`lincls.role` = 'run' "
+         "and attributes.status = 'FINISHED'"),
+        ({"study": "s2", "learner": "pa", "dataset": "noisy", "status": "RUNNING"},
+         "tags.`lincls.study` = 's2' and tags.learner = 'pa' and tags.dataset = 'noisy' "
+         "and tags.`lincls.role` = 'run' and attributes.status = 'RUNNING'"),
+        ({"role": "sweep", "status": None}, "tags.`lincls.role` = 'sweep'"),
+    ],
+)  # fmt: skip
+def test_filters_equal_search_runs_filters(big_store, filters, filter_string):
+    ours = reader.runs(big_store, **filters)
+    assert len(ours) > 2
+    assert_same(ours, by_mlflow(big_store, filter_string))
+
+
+def test_curves_are_every_logged_point(big_store):
+    ours = reader.runs(big_store, study="s0", curves=("curve", "ratio"))
+    client = MlflowClient(big_store)
+    for _, run in ours.iloc[:20].iterrows():
+        history = client.get_metric_history(run["run_id"], "curve")
+        points = sorted((p.step, p.timestamp, p.value) for p in history)
+        assert run["curves.curve"] == [(s, v) for s, _, v in points]
+        assert run["curves.curve"] == [(0, 1.0), (1, 2.0), (2, 3.0), (2, 0.5)]
+    nan_runs = [c for c in ours["curves.ratio"] if math.isnan(c[0][1])]
+    assert len(nan_runs) == int(ours["metrics.ratio"].isna().sum()) > 0
+
+
+def test_another_schema_revision_is_read_by_mlflow(big_store, tmp_path, monkeypatch):
+    monkeypatch.setattr(reader, "SCHEMA_REVISION", "0123456789ab")
+    calls, search_runs = [], mlflow.search_runs
+    monkeypatch.setattr(mlflow, "search_runs", lambda *a, **k: calls.append(k) or search_runs(
+        *a, **k))  # fmt: skip
+    ours = reader.runs(big_store, study="s1", learner="pa")
+    assert calls == [
+        {"filter_string": "tags.`learner` = 'pa' and tags.`lincls.role` = 'run' and "
+         "tags.`lincls.study` = 's1' and attributes.status = 'FINISHED'",
+         "max_results": 2**31 - 1}
+    ]  # fmt: skip
+    assert len(ours) > 10 and set(ours["tags.learner"]) == {"pa"}
+
+
+def test_an_empty_selection_has_search_runs_columns(big_store):
+    ours = reader.runs(big_store, study="none")
+    assert list(ours.columns) == reader.INFO and ours.empty
+    assert sorted(by_mlflow(big_store, "tags.`lincls.study` = 'none'").columns) == sorted(
+        reader.INFO
+    )
+
+
+def test_a_file_of_another_kind_is_not_read_with_sql(tmp_path):
+    path = tmp_path / "other.db"
+    sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()
+    assert reader._engine(f"sqlite:///{path}") is None
+    assert reader._engine("http://127.0.0.1:5000") is None
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [{"lincls.role": "sweep"}, {"lincls.study": "s1", "lincls.role": "run"}, {"lincls.study": "x"}],
+)
+def test_the_report_reads_the_table_mlflow_runs_give(big_store, tags):
+    from experiments.report.collect import read_runs, runs_frame, search_all
+
+    client = MlflowClient(big_store)
+    experiment_id = client.get_experiment_by_name("lincls").experiment_id
+    filter_string = " and ".join(f"tags.`{k}` = '{v}'" for k, v in tags.items())
+    theirs = runs_frame(search_all(client, experiment_id, filter_string))
+    ours = read_runs(client, experiment_id, tags)
+    assert list(ours.columns) == list(theirs.columns)
+    pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
+    # s1: runs k = 1, 4, … of 1,197, less the deleted one
+    assert len(ours) == {"sweep": 3, "s1": 398, "x": 0}[tags.get("lincls.study", "sweep")]
