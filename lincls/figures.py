@@ -37,7 +37,7 @@ def draw_run_figure(curves: Mapping[str, Curve], title: str = "", bound_name: st
     ``bound_name`` names the tightest a priori bound in the legend (``bound.tightest``'s tag)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
     # fixed margins: a layout engine (constrained, tight) costs more than the drawing itself
     figure = Figure(figsize=SIZE_INCHES, dpi=DPI)
@@ -45,8 +45,10 @@ def draw_run_figure(curves: Mapping[str, Curve], title: str = "", bound_name: st
     FigureCanvasAgg(figure)
     left, right = figure.subplots(1, 2)
     small = {"fontsize": 7}
-    for axes in (left, right):
+    for axes in (left, right):  # few ticks: drawing them is most of a figure's time
         axes.tick_params(labelsize=6)
+        axes.xaxis.set_major_locator(MaxNLocator(5))
+        axes.yaxis.set_major_locator(MaxNLocator(5))
     mistakes = curves.get("cumulative_mistakes") or []
     if mistakes:
         steps, values = zip(*mistakes, strict=True)
@@ -59,8 +61,9 @@ def draw_run_figure(curves: Mapping[str, Curve], title: str = "", bound_name: st
             left.plot([], [], " ", label="no a priori bound")
         if steps[-1] > 10 * max(steps[0], 1):
             left.set_xscale("log")  # plain numbers: math text (10ⁿ) doubles the drawing's cost
+            left.xaxis.set_major_locator(LogLocator(numticks=5))
             left.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-            left.xaxis.set_minor_formatter(NullFormatter())
+            left.xaxis.set_minor_locator(NullLocator())
         left.set_ylim(bottom=0)
         left.legend(loc="center right", **small)
     else:

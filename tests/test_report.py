@@ -614,7 +614,10 @@ def test_study_runs_outside_any_sweep_are_reported_without_a_parent(study, tmp_p
     )
     assert report.main(["loose", "--tracking-uri", study["uri"], "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert f"report: {tmp_path / 'report.md'} (1 runs of study 'loose')\n" in printed
+    assert (
+        f"report: {tmp_path / 'report.md'} (1 runs of study 'loose'; run figures drawn: 1, "
+        "run colours set: 1)\n" in printed
+    )
     text = (tmp_path / "report.md").read_text()
     assert "- Sweeps (parent runs, newest first): none (runs outside any sweep)\n" in text
     # d = 9: γ = 1/3 and (R/γ)² = 9 up to rounding: the count meets it, and the ratio reads 1

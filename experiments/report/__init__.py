@@ -217,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: tracking-uri: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     logged = f"; also artifacts report/ of run {selection.parents[0]}" if selection.parents else ""
-    logged += f"; {drawn} run figures drawn, {colored} run colours set"
+    logged += f"; run figures drawn: {drawn}, run colours set: {colored}"
     print(
         f"report: {out_dir / REPORT_FILE} "
         f"({selection.runs.shape[0]} runs of study {selection.study!r}{logged})"
