@@ -14,7 +14,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, SI
 
-from lincls.config_budget import BudgetPerceptronConfig, ProjectronConfig
+from lincls.config_budget import BudgetPerceptronConfig, ForgetronConfig, ProjectronConfig
 from lincls.config_matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
 
 # --- learners -------------------------------------------------------------------------------
@@ -405,6 +405,7 @@ LEARNER_SCHEMAS: dict[str, type] = {
     "confidence_weighted": ConfidenceWeightedConfig,
     "budget_perceptron": BudgetPerceptronConfig,
     "projectron": ProjectronConfig,
+    "forgetron": ForgetronConfig,
 }
 DATASET_SCHEMAS: dict[str, type] = {
     "separable": SeparableConfig,

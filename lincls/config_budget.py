@@ -37,3 +37,9 @@ class ProjectronConfig(SupportSetConfig):
     name: str = "projectron"
     eta: float = 0.1
     plus: bool = False
+
+
+@dataclass
+class ForgetronConfig(SupportSetConfig):
+    name: str = "forgetron"
+    budget: int = 100

@@ -55,6 +55,7 @@ from lincls.learners import (
 from lincls.learners.arow import AROW
 from lincls.learners.budget_perceptron import BudgetPerceptron
 from lincls.learners.confidence_weighted import ConfidenceWeighted
+from lincls.learners.forgetron import Forgetron
 from lincls.learners.projectron import Projectron
 from lincls.learners.romma import ROMMA
 from lincls.learners.second_order import SecondOrderPerceptron
@@ -83,6 +84,7 @@ LEARNERS: dict[str, type] = {
     "confidence_weighted": ConfidenceWeighted,
     "budget_perceptron": BudgetPerceptron,
     "projectron": Projectron,
+    "forgetron": Forgetron,
 }
 
 DATASETS: dict[str, Callable[..., Any]] = {

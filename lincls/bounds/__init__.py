@@ -11,6 +11,7 @@ from lincls.bounds import (
     arow,
     data_dependent,
     deficit,
+    forgetron,
     kernel,
     margin,
     multiclass,
@@ -40,6 +41,7 @@ from lincls.bounds.alma import alma_bound
 from lincls.bounds.arow import arow_bound
 from lincls.bounds.data_dependent import mohri_rostamizadeh
 from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
+from lincls.bounds.forgetron import forgetron_bound
 from lincls.bounds.kernel import kernel_novikoff
 from lincls.bounds.margin import margin_perceptron_bound
 from lincls.bounds.multiclass import mira_bound, multiclass_perceptron_bound
@@ -68,6 +70,8 @@ __all__ = [
     "deficit",
     "evaluate",
     "family_of",
+    "forgetron",
+    "forgetron_bound",
     "freund_schapire",
     "freund_schapire_grid",
     "holds",
