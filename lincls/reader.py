@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from lincls.errors import LinclsInputError
-from lincls.paths import resolve_tracking_uri
+from lincls.paths import resolve_tracking_uri, sqlite_path
 
 # The MLflow schema revision (alembic) the queries below are written for.
 SCHEMA_REVISION = "dc11669786a5"
@@ -35,6 +35,9 @@ def _engine(uri: str):
     else None (read through MLflow)."""
     if uri.partition(":")[0].partition("+")[0].lower() not in DATABASE_SCHEMES:
         return None
+    db = sqlite_path(uri)
+    if db is not None and not db.is_file():
+        return None  # connecting would make the file
     import sqlalchemy
     from sqlalchemy.pool import NullPool
 
@@ -251,6 +254,9 @@ def runs(
     in ``curves`` adds a column ``curves.<name>``: the run's logged (step, value) points.
     """
     uri = resolve_tracking_uri(uri)
+    db = sqlite_path(uri)
+    if db is not None and not db.is_file():
+        raise LinclsInputError("uri", f"no MLflow store at {uri} (run a sweep first)")
     tags = _filters(study, learner, dataset, role)
     engine = _engine(uri)
     if engine is None:

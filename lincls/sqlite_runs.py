@@ -9,10 +9,11 @@ rows cost ~2 ms. They are MLflow's own rows, written as its store writes them fo
 Names and values pass MLflow's own validation, so what it refuses is refused and what it
 truncates is truncated. ``SqliteRuns.open`` gives a writer only for a store whose tables have
 exactly the columns written here; any other store (another schema, a server, PostgreSQL) gets
-MLflow's calls.
+MLflow's calls (``lincls.postgres_runs`` writes the same rows to PostgreSQL).
 
-A transaction is ``BEGIN IMMEDIATE``: it takes the write lock first, so concurrent writers wait
-for it (up to ``timeout``) instead of failing half-way; a failure rolls the whole part back.
+On SQLite a transaction is ``BEGIN IMMEDIATE``: it takes the write lock first, so concurrent
+writers wait for it (up to ``timeout``) instead of failing half-way; a failure rolls the whole
+part back.
 """
 
 from __future__ import annotations
@@ -83,8 +84,15 @@ def schema_matches(connection: sqlite3.Connection) -> bool:
     return True
 
 
+def _postgres(db: Any) -> bool:
+    """Whether ``db`` is a PostgreSQL connection (``lincls.postgres_runs``), not SQLite's."""
+    return getattr(db, "dialect", "sqlite") == "postgresql"
+
+
 class SqliteRuns:
     """Creates and writes runs of one MLflow SQLite store (module docstring)."""
+
+    BEGIN = "BEGIN IMMEDIATE"  # the write lock first: concurrent writers wait, never fail half-way
 
     def __init__(self, path: str | Path, timeout: float = 5.0) -> None:
         self.path = str(path)
@@ -133,11 +141,11 @@ class SqliteRuns:
             connection.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT``; rolled back whole on any failure."""
+    def transaction(self) -> Iterator[Any]:
+        """``BEGIN`` (``IMMEDIATE`` on SQLite) … ``COMMIT``; rolled back whole on any failure."""
         with self._lock:
             connection = self.connection()
-            connection.execute("BEGIN IMMEDIATE")
+            connection.execute(self.BEGIN)
             try:
                 yield connection
                 connection.execute("COMMIT")
@@ -264,7 +272,7 @@ def _validated(
     return checked_params, points, checked_tags
 
 
-def _insert_params(db: sqlite3.Connection, run_id: str, params: list[tuple[str, str]]) -> None:
+def _insert_params(db: Any, run_id: str, params: list[tuple[str, str]]) -> None:
     if not params:
         return  # keys come from a mapping: never twice in one write
     existing = dict(db.execute("SELECT key, value FROM params WHERE run_uuid = ?", (run_id,)))
@@ -284,16 +292,18 @@ def _insert_params(db: sqlite3.Connection, run_id: str, params: list[tuple[str, 
     )
 
 
-def _insert_metrics(
-    db: sqlite3.Connection, run_id: str, points: list[tuple[str, float, int, int, int]]
-) -> None:
+def _insert_metrics(db: Any, run_id: str, points: list[tuple[str, float, int, int, int]]) -> None:
     """The points (a point logged twice is kept once) and each name's latest: the greatest
     (step, timestamp, value), the first of equals."""
     if not points:
         return
+    postgres = _postgres(db)
+    if postgres:  # is_nan is a boolean column there, an integer one on SQLite
+        points = [(k, v, t, s, bool(nan)) for k, v, t, s, nan in points]
     db.executemany(
-        "INSERT OR IGNORE INTO metrics (key, value, timestamp, step, is_nan, run_uuid) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
+        ("INSERT INTO" if postgres else "INSERT OR IGNORE INTO")
+        + " metrics (key, value, timestamp, step, is_nan, run_uuid) VALUES (?, ?, ?, ?, ?, ?)"
+        + (" ON CONFLICT DO NOTHING" if postgres else ""),
         [(*point, run_id) for point in points],
     )
     latest: dict[str, tuple[str, float, int, int, int]] = {}
@@ -322,7 +332,7 @@ def _insert_metrics(
     )
 
 
-def _upsert_tags(db: sqlite3.Connection, run_id: str, tags: list[tuple[str, str]]) -> None:
+def _upsert_tags(db: Any, run_id: str, tags: list[tuple[str, str]]) -> None:
     """Tags set, the last value of a key winning; the run-name tag renames the run too."""
     final = dict(tags)
     db.executemany(
@@ -349,15 +359,21 @@ def training_input(dataset: Mapping[str, str]) -> Any:
     return DatasetInput(entity, tags=[InputTag("mlflow.data.context", "train")])
 
 
-def _insert_input(
-    db: sqlite3.Connection, experiment_id: int, run_id: str, dataset: Mapping[str, str]
-) -> None:
+def _insert_input(db: Any, experiment_id: int, run_id: str, dataset: Mapping[str, str]) -> None:
     """The dataset (one row per experiment, name and digest) and its edge to the run."""
     from mlflow.utils.validation import _validate_dataset_inputs
 
     given = training_input(dataset)
     _validate_dataset_inputs([given])
     entity, (context,) = given.dataset, given.tags
+    if _postgres(db):  # another writer may add the same dataset meanwhile: its row is kept
+        db.execute(
+            "INSERT INTO datasets (dataset_uuid, experiment_id, name, digest, "
+            "dataset_source_type, dataset_source, dataset_schema, dataset_profile) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (uuid.uuid4().hex, experiment_id, entity.name, entity.digest, entity.source_type,
+             entity.source, entity.schema, entity.profile),
+        )  # fmt: skip
     found = db.execute(
         "SELECT dataset_uuid FROM datasets WHERE experiment_id = ? AND name = ? AND digest = ?",
         (experiment_id, entity.name, entity.digest),

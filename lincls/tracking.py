@@ -19,6 +19,7 @@ from typing import Any
 
 from lincls.experiment_note import EXPERIMENT_NOTE
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
+from lincls.postgres_runs import open_rows
 from lincls.sqlite_runs import SqliteRuns, training_input
 from lincls.store import (
     DEFAULT_RETRY_SECONDS,
@@ -84,7 +85,7 @@ def open_experiment(
     budget = DEFAULT_RETRY_SECONDS if retry_seconds is None else float(retry_seconds)
     configure_http(budget)
     use_wal(uri)
-    rows = SqliteRuns.open(uri) if experiment_id is not None else None
+    rows = open_rows(uri) if experiment_id is not None else None
     if rows is not None:
         client = Budgeted(None, uri, budget, functools.partial(MlflowClient, tracking_uri=uri))
         client.rows = rows
@@ -93,7 +94,7 @@ def open_experiment(
     with store_lock(uri):  # the second process to come finds the tables made and migrated
         check_store(uri, budget)  # not a foreign file, nor another schema; a server in budget
         client = Budgeted(MlflowClient(tracking_uri=uri), uri, budget)
-        client.rows = SqliteRuns.open(uri)  # made and migrated by MLflow by now
+        client.rows = open_rows(uri)  # made and migrated by MLflow by now
         experiment = client.get_experiment_by_name(name)
         if experiment is None:
             experiment_id = _create_experiment(client, uri, name)

@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.store",
         "lincls.store_schema",
         "lincls.sqlite_runs",
+        "lincls.postgres_runs",
         "lincls.reader",
         "lincls.tracking",
         "lincls.tags",

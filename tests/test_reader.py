@@ -19,6 +19,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
 from lincls import reader
+from lincls.errors import LinclsInputError
 from lincls.sqlite_runs import SqliteRuns
 
 RUNS = 1200
@@ -194,6 +195,9 @@ def test_a_file_of_another_kind_is_not_read_with_sql(tmp_path):
     sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()
     assert reader._engine(f"sqlite:///{path}") is None
     assert reader._engine("http://127.0.0.1:5000") is None
+    with pytest.raises(LinclsInputError, match=r"^uri: no MLflow store at "):
+        reader.runs(f"sqlite:///{tmp_path / 'none.db'}")
+    assert not (tmp_path / "none.db").exists()
 
 
 @pytest.mark.parametrize(
