@@ -33,7 +33,10 @@ SOURCE_TAGS = {"mlflow.source.name": "lincls", "mlflow.source.type": "LOCAL"}
 
 # The learner options that make a different update rule, not just another setting of one: the
 # label shows them always (a report or a Group by never pools bias=none with bias=feature).
-RULE_OPTIONS = ("bias", "variant", "kernel", "schedule", "prediction", "solver")
+RULE_OPTIONS = (
+    "bias", "variant", "kernel", "schedule", "prediction", "solver",
+    "aggressive", "plus", "diagonal",
+)  # fmt: skip
 # Compact names of config keys in run names.
 SHORT = {"dataset.margin": "γ", "dataset.radius": "R", "dataset.n": "n", "dataset.d": "d"}
 
