@@ -136,8 +136,10 @@ def larger_pages(app: Callable) -> Callable:
 
     def wrapped(environ: dict, start_response: Callable) -> Any:
         if environ.get("PATH_INFO") == RUNS_SEARCH and environ.get("REQUEST_METHOD") == "POST":
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-            body = larger_page(environ["wsgi.input"].read(length) if length else b"")
+            length = environ.get("CONTENT_LENGTH") or ""
+            if not length.isdigit() or int(length) == 0:  # a body of unknown length: as is
+                return app(environ, start_response)
+            body = larger_page(environ["wsgi.input"].read(int(length)))
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
         return app(environ, start_response)

@@ -133,7 +133,7 @@ VIEW_CREATED_MS = 1767225600000
 # the ratio to its tightest bound, what it is made of, then its slack factors and data.
 RUN_NAME_COLUMN = "attributes.`Run Name`"
 VIEW_WIDTHS = {
-    RUN_NAME_COLUMN: 360,
+    RUN_NAME_COLUMN: 460,
     "metrics.`bound_ratio.tightest`": 190,
     "metrics.`mistakes`": 110,
     "tags.`bound.tightest`": 200,
