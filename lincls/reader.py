@@ -30,7 +30,7 @@ INFO = ["run_id", "experiment_id", "status", "artifact_uri", "start_time", "end_
 ROLE_RUN = "run"
 
 
-def _engine(uri: str):
+def engine_for(uri: str) -> Any:
     """A SQLAlchemy engine on the store at ``uri`` when it is a database of ``SCHEMA_REVISION``,
     else None (read through MLflow)."""
     if uri.partition(":")[0].partition("+")[0].lower() not in DATABASE_SCHEMES:
@@ -94,7 +94,7 @@ def _wide(rows: list, order: pd.Index, prefix: str) -> pd.DataFrame:
 
 
 def read_rows(
-    engine, experiment_id: str, tags: Mapping[str, str] = {}, status: str | None = None
+    engine: Any, experiment_id: str, tags: Mapping[str, str] = {}, status: str | None = None
 ) -> Rows:
     """The active runs of ``experiment_id`` with every tag of ``tags`` (name: value) and
     ``status`` (None: any), read with four queries."""
@@ -163,7 +163,9 @@ def search_frame(rows: Rows) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def curves_of(engine, run_ids: Sequence[str], keys: Iterable[str]) -> dict[str, dict[str, list]]:
+def curves_of(
+    engine: Any, run_ids: Sequence[str], keys: Iterable[str]
+) -> dict[str, dict[str, list]]:
     """Each metric of ``keys``: every run's logged points as (step, value), ordered by step then
     timestamp (NaN where MLflow stored a NaN), by run id."""
     import sqlalchemy
@@ -223,7 +225,7 @@ def _history(client, run_id: str, key: str) -> list[tuple[int, float]]:
     return [(int(step), float(value)) for step, _, value in points]
 
 
-def experiment_id_of(engine, name: str) -> str | None:
+def experiment_id_of(engine: Any, name: str) -> str | None:
     """The id of the experiment named ``name`` (None: there is none)."""
     import sqlalchemy
 
@@ -258,7 +260,7 @@ def runs(
     if db is not None and not db.is_file():
         raise LinclsInputError("uri", f"no MLflow store at {uri} (run a sweep first)")
     tags = _filters(study, learner, dataset, role)
-    engine = _engine(uri)
+    engine = engine_for(uri)
     if engine is None:
         return _by_mlflow(uri, experiment, tags, status, list(curves))
     try:

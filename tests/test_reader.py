@@ -193,8 +193,8 @@ def test_an_empty_selection_has_search_runs_columns(big_store):
 def test_a_file_of_another_kind_is_not_read_with_sql(tmp_path):
     path = tmp_path / "other.db"
     sqlite3.connect(path).execute("CREATE TABLE t (x)").connection.commit()
-    assert reader._engine(f"sqlite:///{path}") is None
-    assert reader._engine("http://127.0.0.1:5000") is None
+    assert reader.engine_for(f"sqlite:///{path}") is None
+    assert reader.engine_for("http://127.0.0.1:5000") is None
     with pytest.raises(LinclsInputError, match=r"^uri: no MLflow store at "):
         reader.runs(f"sqlite:///{tmp_path / 'none.db'}")
     assert not (tmp_path / "none.db").exists()

@@ -171,7 +171,7 @@ def read_runs(
     page."""
     for value in tags.values():
         _quoted("study", value)
-    engine = reader._engine(str(getattr(client, "tracking_uri", "") or ""))
+    engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
     if engine is None:
         clauses = [f"tags.`{key}` = '{value}'" for key, value in tags.items()]
         return runs_frame(search_all(client, experiment_id, " and ".join(clauses), page_size))
