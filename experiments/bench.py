@@ -8,6 +8,7 @@ The table goes to stdout and to ``results/bench.md``.
     python -m experiments.bench perceptron      # some sections
     python -m experiments.bench --quick         # small sizes, a smoke test of the harness
     python -m experiments.bench sweep10k report # the slow sections (minutes), only when named
+    python -m experiments.bench report100k sweep_postgres  # slower still (PostgreSQL's programs)
 """
 
 from __future__ import annotations
@@ -29,7 +30,12 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 SECTIONS = ["perceptron", "online", "kernel", "multiclass", "bounds", "comparators",
             "certificates", "batch", "maxent", "sweep", "figures"]  # fmt: skip
-SLOW_SECTIONS = ["sweep10k", "report"]  # minutes each: run only when named
+SLOW_SECTIONS = [
+    "sweep10k",
+    "report",
+    "report100k",
+    "sweep_postgres",
+]  # minutes each: run only when named
 
 
 @dataclass

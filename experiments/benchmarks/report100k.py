@@ -1,0 +1,65 @@
+"""The report on 100,000 runs: reading them and writing the study's report (slow section).
+
+The store is the report section's: a real sweep of 40 configs whose runs are copied (as rows,
+through the sweep's writer) until the sweep has ``RUNS`` children, each its own config hash.
+Rows: ``lincls.reader.runs`` over the study (every run as one table), and the report's own work
+on it, ``select_runs`` and ``write_report`` (tables, plots, runs.csv, HTML): target ≤ 30 s. The
+report's per-run figures (``picture_runs``, one image a run) are not in the time: they are
+drawn once per run, not per report. Beside them, ``mlflow.search_runs`` on ``PEER_RUNS`` of the
+runs, scaled to all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from experiments.bench import Row
+from experiments.benchmarks.report import build_store
+
+RUNS = 100_000
+PEER_RUNS = 10_000
+
+
+def run(quick: bool = False) -> list[Row]:
+    """The report100k section: the reader and the report on ``RUNS`` runs."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+
+    from experiments.report import select_runs, write_report
+    from lincls import reader
+
+    runs = 400 if quick else RUNS
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        start = time.perf_counter()
+        uri, parent = build_store(root, runs)
+        built = time.perf_counter() - start
+        client = MlflowClient(tracking_uri=uri)
+        experiment_id = client.get_experiment_by_name("lincls").experiment_id
+        start = time.perf_counter()
+        table = reader.runs(uri, status=None, role="run")
+        read = time.perf_counter() - start
+        if len(table) != runs:
+            raise RuntimeError(f"the reader found {len(table)} runs of {runs}")
+        start = time.perf_counter()
+        selection = select_runs(client, experiment_id, parent)
+        write_report(client, selection, root / "report")
+        reported = time.perf_counter() - start
+        peer_runs = min(PEER_RUNS, runs)
+        start = time.perf_counter()
+        with _use_tracking_uri(uri):
+            mlflow.search_runs([experiment_id], max_results=peer_runs)
+        peer = (time.perf_counter() - start) * runs / peer_runs
+    load = os.getloadavg()[0]
+    note = f"{runs} runs (store built in {built:.0f} s); load {load:.1f} at the end"
+    peer_note = f"search_runs timed on {peer_runs} runs, scaled; {note}"
+    return [
+        Row("report100k", f"lincls.reader.runs, {runs} runs", read, peer, "search_runs",
+            None, None, peer_note),
+        Row("report100k", f"select_runs + write_report, {runs} runs", reported, 30.0,
+            "target: 30 s", 1.0, None, note),
+    ]  # fmt: skip
