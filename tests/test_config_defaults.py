@@ -28,6 +28,9 @@ NO_BOUND = {
     "adaline",
     "batch_perceptron",
     "confidence_weighted",
+    "budget_perceptron",  # its theorem bounds expected mistakes
+    "projectron",
+    "forgetron",  # its theorem is for the linear kernel without a bias; the default has one
 }
 SMALL = {
     "separable": ["dataset.n=200", "dataset.n_test=50"],
