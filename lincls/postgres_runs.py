@@ -105,6 +105,9 @@ class PostgresRuns(SqliteRuns):
         import psycopg
 
         pid = os.getpid()
+        held = self._connections.get(pid)
+        if held is not None and (held.raw.closed or held.raw.broken):
+            del self._connections[pid]  # the server went away: a retried write connects again
         if pid not in self._connections:
             self._connections.clear()  # a parent's, inherited through fork: not ours to close
             raw = psycopg.connect(

@@ -185,7 +185,8 @@ def transient(exc: BaseException) -> bool:
 
     if isinstance(exc, MlflowException):
         return exc.error_code in TRANSIENT_CODES or str(exc.message).startswith("API request")
-    return isinstance(exc, OSError) or type(exc).__name__ in {"OperationalError", "Timeout"}
+    names = {kind.__name__ for kind in type(exc).__mro__}  # psycopg's AdminShutdown, …
+    return isinstance(exc, OSError) or bool(names & {"OperationalError", "Timeout"})
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:

@@ -159,6 +159,26 @@ def test_a_failed_write_leaves_nothing_and_the_connection_usable(server, monkeyp
     assert sorted(_tables(uri, [run_id])["params"]) == [("a", "1", "run0"), ("b", "2", "run0")]
 
 
+def test_a_lost_connection_fails_transiently_and_the_retry_connects_again(server):
+    from lincls.store import transient
+
+    uri = server()
+    writer = open_rows(uri)
+    experiment_id = MlflowClient(uri).get_experiment_by_name("e").experiment_id
+    run_id, _ = writer.create(experiment_id, "r", {})
+    pid = writer.connection().raw.info.backend_pid
+    with psycopg.connect(uri, autocommit=True) as other:  # the server drops the connection
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(psycopg.OperationalError) as lost:
+        writer.finish(run_id, {"a": "1"}, [("m", 1.0, TS, 0)])
+    assert transient(lost.value)  # the client's budget retries it
+    writer.finish(run_id, {"a": "1"}, [("m", 1.0, TS, 0)])
+    assert writer.connection().raw.info.backend_pid != pid
+    tables = _tables(uri, [run_id])
+    assert tables["params"] == [("a", "1", "run0")]
+    assert [row[6] for row in tables["runs"]] == ["FINISHED"]
+
+
 def test_open_experiment_writes_a_postgresql_store_as_rows(server):
     uri = server(experiment=None)
     tracking._OPENED.clear()
