@@ -276,7 +276,19 @@ def test_the_html_report_artifact_shows_its_plots(ui):
         f"#/experiments/{ui['experiment']}/runs/{parent.info.run_id}/artifacts/report/report.html"
     )
     driver.get(ui["base"] + page + "?workflowType=machine_learning")
-    frame = _wait_for(driver, lambda: driver.find_elements(By.TAG_NAME, "iframe"), "the viewer")
+
+    asked = [time.time()]
+
+    def viewer():
+        found = driver.find_elements(By.TAG_NAME, "iframe")
+        if not found and time.time() - asked[0] > 10 and "No Artifacts Recorded" in _text(driver):
+            # on a loaded machine the page once listed no artifacts for a run that has them
+            # (seen once in 65 slow tests at load 8): ask again, as a person would reload
+            driver.refresh()
+            asked[0] = time.time()
+        return found
+
+    frame = _wait_for(driver, viewer, "the viewer")
     driver.switch_to.frame(frame[0])
     try:
         widths = _wait_for(
