@@ -34,8 +34,9 @@ TAGS = {**TAGS, "long": "t" * 8000}
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     """A PostgreSQL server for the module; yields a maker of fresh MLflow databases."""
+    artifacts = (tmp_path_factory.mktemp("artifacts")).as_uri()
     from clusters import Unavailable
     from clusters.postgres import postgres_server
 
@@ -53,7 +54,7 @@ def server():
         made = f"{base}/{name}"
         client = MlflowClient(made)  # MLflow makes and migrates its tables
         if experiment is not None:
-            client.create_experiment(experiment, artifact_location="/tmp/artifacts")
+            client.create_experiment(experiment, artifact_location=artifacts)
         else:
             client.search_experiments()
         return made
