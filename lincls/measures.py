@@ -115,9 +115,9 @@ def column_map(dataset: Dataset) -> tuple[dict[str, str], dict[str, str]]:
 def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:
     """The online record of the fits (one per ordering): counts averaged, the first one's curves.
 
-    ``mistakes`` is the mean over orderings, with ``mistakes_std``, ``_min``, ``_max`` when
-    there are several (as LIBOL reports); ``presented`` the examples presented (the mean); a
-    mini-batch learner adds its batches.
+    ``mistakes`` is the mean over orderings, with ``mistakes_std``, ``_min``, ``_max`` and
+    ``updates_std`` when there are several (as LIBOL reports); ``presented`` the examples
+    presented (the mean); a mini-batch learner adds its batches.
     """
     learner = learners[0]
     mistakes = np.array([m.mistakes_ for m in learners], dtype=np.float64)
@@ -130,11 +130,13 @@ def record_metrics(learners: list) -> tuple[dict[str, float], Curves]:
         "presented": float(np.mean([m.n_steps_ for m in learners])),
     }
     if len(learners) > 1:
+        updates = np.array([m.updates_ for m in learners], dtype=np.float64)
         metrics.update(
             orders=float(len(learners)),
             mistakes_std=float(mistakes.std()),
             mistakes_min=float(mistakes.min()),
             mistakes_max=float(mistakes.max()),
+            updates_std=float(updates.std()),
         )
     curves: Curves = {
         "mistakes_per_pass": [(p + 1, float(m)) for p, m in enumerate(learner.mistakes_per_pass_)]
@@ -203,6 +205,10 @@ def bound_metrics(
             )
             logged[name] = (value, ratio)
             metrics[f"bound_ratio.{name}"] = ratio
+            if len(evaluations) > 1:  # LIBOL's protocol: the ratio's mean ± std over orderings
+                ratios = [bound_ratio(mistakes[j], ev.values[name]) for j, ev in informative]
+                metrics[f"bound_ratio_mean.{name}"] = float(np.mean(ratios))
+                metrics[f"bound_ratio_std.{name}"] = float(np.std(ratios))
         else:  # it says nothing in any ordering: its value, for the record, and no ratio
             k = min(applied, key=lambda pair: pair[1].values[name])[0]
             value = evaluations[k].values[name]
