@@ -19,16 +19,12 @@ The bias (``bias="feature"``) is a constant feature 1 in x: Σ is (d + 1) × (d 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
-from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.learners._base import OnlineBinaryClassifier, initial_weights
-from lincls.learners._kernel_tools import unsigned_indices
-from lincls.learners.romma import sorted_csr
-from lincls.learners.second_order import MAX_FULL_FEATURES
+from lincls.errors import check_number
+from lincls.learners._matrix import MATRIX_BIAS_MODES, MatrixClassifier, pass_layout
 
-AROW_BIAS_MODES = ("feature", "none")
+AROW_BIAS_MODES = MATRIX_BIAS_MODES
 
 
 @njit(cache=True, nogil=True)
@@ -217,7 +213,7 @@ def arow_diagonal_pass_csr(
     return mistakes, updates
 
 
-class AROW(OnlineBinaryClassifier):
+class AROW(MatrixClassifier):
     """AROW: on a hinge loss ℓ > 0, μ += ℓ/(xᵀΣx + r)·y·Σx and Σ⁻¹ += x xᵀ/r.
 
     Parameters
@@ -266,29 +262,14 @@ class AROW(OnlineBinaryClassifier):
     def _check_params(self) -> None:
         super()._check_params()
         check_number("r", self.r, low=0, low_open=True)
-        if not isinstance(self.diagonal, bool | np.bool_):
-            raise LinclsInputError("diagonal", f"must be true or false, got {self.diagonal!r}")
-        check_choice("bias", self.bias, AROW_BIAS_MODES)
+        self._check_matrix_options()
 
     def _init_weights(self, X, coef_init, intercept_init) -> None:
-        coef, intercept = initial_weights(X, coef_init, intercept_init)
-        if self.bias == "none" and intercept.any():
-            raise LinclsInputError("intercept_init", "must be 0 with bias='none'")
-        self.coef_ = coef.astype(np.float64)
-        self.intercept_ = intercept
-        self.zero_init_ = not (self.coef_.any() or self.intercept_.any())
-        self.bias_feature_ = 1.0 if self.bias == "feature" else 0.0
-        side = X.shape[1] + (self.bias == "feature")
+        side = self._init_linear(X, coef_init, intercept_init)
         self.covariance_ = self.diagonal_ = None
         if self.diagonal:
             self.diagonal_ = np.ones(side)
             return
-        if X.shape[1] > MAX_FULL_FEATURES:
-            raise LinclsInputError(
-                "diagonal",
-                f"must be true above {MAX_FULL_FEATURES} features (the full matrix of "
-                f"{X.shape[1]} would need {side * side * 8 / 1e9:.1f} GB), got false",
-            )
         self.covariance_ = np.eye(side)
 
     # The record also keeps the row of every update (``update_indices_``): the bound sums over
@@ -310,10 +291,8 @@ class AROW(OnlineBinaryClassifier):
         rows, steps = self._mistake_buffers(order.shape[0])
         updated = np.empty(order.shape[0], dtype=np.int64)
         w, b, c, r = self.coef_[0], self.intercept_, self.bias_feature_, float(self.r)
-        csr = sp.issparse(X)
-        if csr:
-            X = sorted_csr(X)
-            layout = (X.data, unsigned_indices(X.indices), unsigned_indices(X.indptr))
+        X, layout = pass_layout(X)
+        csr = layout is not None
         if self.diagonal:
             state = (w, b, self.diagonal_, r, c, rows, steps, updated)
             if csr:

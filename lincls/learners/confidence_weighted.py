@@ -31,18 +31,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 from scipy.stats import norm
 
-from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.learners._base import OnlineBinaryClassifier, initial_weights
-from lincls.learners._kernel_tools import unsigned_indices
-from lincls.learners.romma import sorted_csr
-from lincls.learners.second_order import MAX_FULL_FEATURES
+from lincls.errors import check_choice, check_number
+from lincls.learners._matrix import MATRIX_BIAS_MODES, MatrixClassifier, pass_layout
 
 CW_VARIANTS = ("cw", "scw1", "scw2")
-CW_BIAS_MODES = ("feature", "none")
+CW_BIAS_MODES = MATRIX_BIAS_MODES
 _VARIANT_CODE = {"cw": 0, "scw1": 1, "scw2": 2}
 # A step leaves its example on the constraint (M = φV, or M = φ√V), where rounding reads it as
 # broken half of the time: a constraint short by less than this fraction counts as met, or such
@@ -262,7 +258,7 @@ def cw_diagonal_pass_csr(
     return mistakes, updates
 
 
-class ConfidenceWeighted(OnlineBinaryClassifier):
+class ConfidenceWeighted(MatrixClassifier):
     """CW, SCW-I or SCW-II: a Gaussian over weights, μ moved by α·y·Σx, Σ shrunk along x.
 
     Parameters
@@ -320,39 +316,23 @@ class ConfidenceWeighted(OnlineBinaryClassifier):
         check_choice("variant", self.variant, CW_VARIANTS)
         check_number("eta", self.eta, low=0.5, high=1, low_open=True, high_open=True)
         check_number("C", self.C, low=0, low_open=True)
-        if not isinstance(self.diagonal, bool | np.bool_):
-            raise LinclsInputError("diagonal", f"must be true or false, got {self.diagonal!r}")
-        check_choice("bias", self.bias, CW_BIAS_MODES)
+        self._check_matrix_options()
 
     def _init_weights(self, X, coef_init, intercept_init) -> None:
-        coef, intercept = initial_weights(X, coef_init, intercept_init)
-        if self.bias == "none" and intercept.any():
-            raise LinclsInputError("intercept_init", "must be 0 with bias='none'")
-        self.coef_ = coef.astype(np.float64)
-        self.intercept_ = intercept
-        self.bias_feature_ = 1.0 if self.bias == "feature" else 0.0
+        side = self._init_linear(X, coef_init, intercept_init)
         self.phi_ = float(norm.ppf(float(self.eta)))
-        side = X.shape[1] + (self.bias == "feature")
         self.covariance_ = self.diagonal_ = None
         if self.diagonal:
             self.diagonal_ = np.ones(side)
             return
-        if X.shape[1] > MAX_FULL_FEATURES:
-            raise LinclsInputError(
-                "diagonal",
-                f"must be true above {MAX_FULL_FEATURES} features (the full matrix of "
-                f"{X.shape[1]} would need {side * side * 8 / 1e9:.1f} GB), got false",
-            )
         self.covariance_ = np.eye(side)
 
     def _run_pass(self, X, y, order):
         rows, steps = self._mistake_buffers(order.shape[0])
         rule = (_VARIANT_CODE[self.variant], self.phi_, float(self.C), self.bias_feature_)
         w, b = self.coef_[0], self.intercept_
-        csr = sp.issparse(X)
-        if csr:
-            X = sorted_csr(X)
-            layout = (X.data, unsigned_indices(X.indices), unsigned_indices(X.indptr))
+        X, layout = pass_layout(X)
+        csr = layout is not None
         if self.diagonal:
             if csr:
                 mistakes, updates = cw_diagonal_pass_csr(

@@ -23,16 +23,17 @@ The bias (``bias="feature"``) is a constant feature 1: the matrix is (d + 1) × 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
-from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.learners._base import OnlineBinaryClassifier, initial_weights
-from lincls.learners._kernel_tools import unsigned_indices
-from lincls.learners.romma import sorted_csr
+from lincls.errors import check_number
+from lincls.learners._matrix import (
+    MATRIX_BIAS_MODES,
+    MAX_FULL_FEATURES,
+    MatrixClassifier,
+    pass_layout,
+)
 
-SOP_BIAS_MODES = ("feature", "none")
-MAX_FULL_FEATURES = 10_000  # a full matrix of 10,001² float64 is 800 MB
+SOP_BIAS_MODES = MATRIX_BIAS_MODES
 
 
 @njit(cache=True, nogil=True)
@@ -196,7 +197,7 @@ def sop_diagonal_pass_csr(
     return mistakes
 
 
-class SecondOrderPerceptron(OnlineBinaryClassifier):
+class SecondOrderPerceptron(MatrixClassifier):
     """The second-order perceptron: predict sign(vᵀ(aI + Σ_mistakes x xᵀ + x_t x_tᵀ)⁻¹x_t).
 
     Parameters
@@ -243,40 +244,23 @@ class SecondOrderPerceptron(OnlineBinaryClassifier):
     def _check_params(self) -> None:
         super()._check_params()
         check_number("a", self.a, low=0, low_open=True)
-        if not isinstance(self.diagonal, bool | np.bool_):
-            raise LinclsInputError("diagonal", f"must be true or false, got {self.diagonal!r}")
-        check_choice("bias", self.bias, SOP_BIAS_MODES)
+        self._check_matrix_options()
 
     def _init_weights(self, X, coef_init, intercept_init) -> None:
-        coef, intercept = initial_weights(X, coef_init, intercept_init)
-        if self.bias == "none" and intercept.any():
-            raise LinclsInputError("intercept_init", "must be 0 with bias='none'")
-        self.coef_ = coef.astype(np.float64)
-        self.intercept_ = intercept
-        self.zero_init_ = not (self.coef_.any() or self.intercept_.any())
-        self.bias_feature_ = 1.0 if self.bias == "feature" else 0.0
-        side = X.shape[1] + (self.bias == "feature")
+        side = self._init_linear(X, coef_init, intercept_init)
         a = float(self.a)
         self.inverse_ = self.diagonal_ = self.dual_coef_ = None
         if self.diagonal:
             self.diagonal_ = np.full(side, a)
             self.dual_coef_ = a * np.r_[self.coef_[0], self.intercept_][:side]
             return
-        if X.shape[1] > MAX_FULL_FEATURES:
-            raise LinclsInputError(
-                "diagonal",
-                f"must be true above {MAX_FULL_FEATURES} features (the full matrix of "
-                f"{X.shape[1]} would need {side * side * 8 / 1e9:.1f} GB), got false",
-            )
         self.inverse_ = np.eye(side) / a  # w = M⁻¹v: v = a·w at the start
 
     def _run_pass(self, X, y, order):
         rows, steps = self._mistake_buffers(order.shape[0])
         w, b, c = self.coef_[0], self.intercept_, self.bias_feature_
-        csr = sp.issparse(X)
-        if csr:
-            X = sorted_csr(X)
-            layout = (X.data, unsigned_indices(X.indices), unsigned_indices(X.indptr))
+        X, layout = pass_layout(X)
+        csr = layout is not None
         if self.diagonal:
             state = (w, b, self.dual_coef_, self.diagonal_, c, rows, steps)
             if csr:
