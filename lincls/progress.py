@@ -42,7 +42,7 @@ def append(progress_file: str, entry: Mapping[str, Any]) -> None:
 # Per file: the bytes read so far, their entries and how many have each status. A job reads only
 # what was appended since: re-reading the whole file after each of 10,000 jobs would parse 5·10⁷
 # lines (and counting its statuses anew, go over as many entries).
-_READ: dict[str, tuple[int, list[dict], Counter]] = {}
+_READ: dict[str, tuple[int, list[dict], Counter, Any]] = {}
 _READING = threading.Lock()  # the view's ticker reads the file beside the jobs' own reports
 
 
@@ -61,6 +61,41 @@ def job_kinds(lines: list[str]) -> dict[str, int]:
     return dict(Counter(job_kind(line) for line in lines))
 
 
+@dataclass
+class Tally:
+    """Per job kind: the jobs done and the seconds the finished (or failed) ones took, kept as
+    the progress file is read, so an estimate after each of 10,000 jobs does not walk them all."""
+
+    done: Counter = field(default_factory=Counter)
+    runs: Counter = field(default_factory=Counter)  # jobs with a duration
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        """Count one progress entry."""
+        kind = job_kind(str(entry.get("job", "")))
+        self.done[kind] += 1
+        if entry.get("status") != "skipped" and entry.get("seconds") is not None:
+            self.runs[kind] += 1
+            self.seconds[kind] = self.seconds.get(kind, 0.0) + float(entry["seconds"])
+
+    def estimate(self, kinds: Mapping[str, int], elapsed: float) -> float | None:
+        """``estimate`` of the entries counted so far."""
+        left = 0.0
+        for kind, count in kinds.items():
+            todo = count - self.done[kind]
+            if todo <= 0:
+                continue
+            if not self.runs[kind]:
+                return None
+            left += todo * self.seconds[kind] / self.runs[kind]
+        worked = sum(self.seconds.values())
+        if left == 0.0:
+            return 0.0
+        if worked <= 0.0 or elapsed <= 0.0:
+            return None
+        return left / max(worked / elapsed, 1e-9)
+
+
 def estimate(entries: list[dict], kinds: Mapping[str, int], elapsed: float) -> float | None:
     """Seconds until the sweep's last job is done, or None without a basis for every kind left.
 
@@ -68,27 +103,10 @@ def estimate(entries: list[dict], kinds: Mapping[str, int], elapsed: float) -> f
     their sum is divided by the parallelism measured so far (job-seconds done per second of wall
     clock), so it holds for one process and for a pool alike.
     """
-    done: Counter = Counter()
-    spent: dict[str, list[float]] = {}
+    tally = Tally()
     for entry in entries:
-        kind = job_kind(str(entry.get("job", "")))
-        done[kind] += 1
-        if entry.get("status") != "skipped" and entry.get("seconds") is not None:
-            spent.setdefault(kind, []).append(float(entry["seconds"]))
-    left = 0.0
-    for kind, count in kinds.items():
-        todo = count - done[kind]
-        if todo <= 0:
-            continue
-        if not spent.get(kind):
-            return None
-        left += todo * sum(spent[kind]) / len(spent[kind])
-    worked = sum(sum(v) for v in spent.values())
-    if left == 0.0:
-        return 0.0
-    if worked <= 0.0 or elapsed <= 0.0:
-        return None
-    return left / max(worked / elapsed, 1e-9)
+        tally.add(entry)
+    return tally.estimate(kinds, elapsed)
 
 
 def read(progress_file: str) -> list[dict]:
@@ -98,10 +116,10 @@ def read(progress_file: str) -> list[dict]:
 
 
 def _read(progress_file: str) -> list[dict]:
-    offset, entries, statuses = _READ.get(progress_file, (0, [], Counter()))
+    offset, entries, statuses, tally = _READ.get(progress_file, (0, [], Counter(), Tally()))
     with open(progress_file, "rb") as handle:
         if handle.seek(0, 2) < offset:  # written anew (a new sweep in the same place)
-            offset, entries, statuses = 0, [], Counter()
+            offset, entries, statuses, tally = 0, [], Counter(), Tally()
         handle.seek(offset)
         tail = handle.read()
     complete = tail[: tail.rfind(b"\n") + 1]  # a line still being written waits for next time
@@ -111,7 +129,8 @@ def _read(progress_file: str) -> list[dict]:
         except json.JSONDecodeError:
             continue
         statuses[entries[-1].get("status")] += 1
-    _READ[progress_file] = (offset + len(complete), entries, statuses)
+        tally.add(entries[-1])
+    _READ[progress_file] = (offset + len(complete), entries, statuses, tally)
     return entries
 
 
@@ -137,9 +156,9 @@ class Counts:
         ``kinds``, the ETA."""
         with _READING:
             _read(progress_file)
-            _, entries, statuses = _READ[progress_file]
+            _, entries, statuses, tally = _READ[progress_file]
             now = time.time()
-            eta = estimate(entries, kinds, now - started) if kinds else None
+            eta = tally.estimate(kinds, now - started) if kinds else None
             return cls(total, started, len(entries), statuses["failed"], statuses["skipped"],
                        eta, now)  # fmt: skip
 
