@@ -187,9 +187,9 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     if online:
         prefixed("dataset", lambda: check_finite(dataset.X))  # before any SVM sees the data
         certs, separable = certificates_of(dataset, learner, plan.svm, plan.cache_dir)
-    adversary = primary(certs)
+    adversary, generator = primary(certs), None
     if not online and dataset.U is not None:  # a multiclass learner's adversary reads U
-        adversary = certificate_of(dataset, learner)
+        adversary = generator = certificate_of(dataset, learner)
     ordered = online or hasattr(learner, "_one_pass")  # the multiclass learners take orders too
     models, presentations, fit_seconds = played or _fit_orderings(
         learner, dataset, plan, ordered, adversary
@@ -204,7 +204,9 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     metrics.update(measures.weight_metrics(learner, dataset))
 
     known = dataset.u is not None or dataset.U is not None
-    certificate = certificate_of(dataset, learner) if known else primary(certs)
+    if generator is None:  # measured once: the adversary's is the run's
+        generator = certificate_of(dataset, learner) if known else None
+    certificate = generator if known else primary(certs)
     metrics["radius"] = dataset.radius
     if certificate is not None:
         metrics["margin"] = certificate.margin
