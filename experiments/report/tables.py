@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.report.collect import column
-from lincls.bounds import RELATIVE_TOLERANCE, family_of, holds
+from lincls.bounds import family_of, holds
+from lincls.describe import held_back_by
 
 THEORY_SLOPE_GAMMA = -2.0  # Novikoff: M ≤ (R/γ)², reached on worst-case orders
 THEORY_SLOPE_RADIUS = 2.0
@@ -168,10 +169,9 @@ def slack_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (learner, dataset), group in keys[logged].groupby(["learner", "dataset"]):
         medians = {f: float(factors[f].loc[group.index].median()) for f in SLACK_FACTORS}
-        weakest = min(medians, key=medians.__getitem__)
         rows.append(
             {"learner": learner, "dataset": dataset, "runs": int(group.shape[0]), **medians,
-             "held_back_by": weakest if medians[weakest] < 1.0 - RELATIVE_TOLERANCE else "–"}
+             "held_back_by": held_back_by(medians) or "–"}
         )  # fmt: skip
     columns = ["learner", "dataset", "runs", *SLACK_FACTORS, "held_back_by"]
     return pd.DataFrame(rows, columns=columns)
