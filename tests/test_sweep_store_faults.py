@@ -107,8 +107,10 @@ def test_a_paused_server_leaves_every_config_with_one_run_once_the_resume_ran(tm
             assert per_seed == dict.fromkeys(range(10), 1) and statuses == {"FINISHED": 10}
     finally:
         stop(server)
-    # a pause longer than the budget (15 s a request) fails a config: the sweep said so
-    assert outcomes[20] == 1 and outcomes[25] == 1, outcomes
+    # A pause longer than the budget (15 s a request) fails a config when it catches a request
+    # in flight; one that falls between a run's requests may be waited out (seen once at 20 s on
+    # a fresh clone). The failure path above must have been taken by one of the long pauses.
+    assert 1 in (outcomes[20], outcomes[25]) and set(outcomes.values()) <= {0, 1}, outcomes
 
 
 def test_a_config_that_does_not_compose_is_counted_failed_listed_and_named_for_the_resume(
