@@ -22,8 +22,8 @@ from lincls.composition import check_group_choices, input_error
 from lincls.config import register_configs
 from lincls.errors import LinclsInputError
 from lincls.runner import execute
-from lincls.store import StoreError
 from lincls.sweeps import current_sweep, run_job
+from lincls.tracking.store import StoreError
 
 register_configs()
 # As a path: relative, Hydra would look for a package ``conf`` when this module is imported

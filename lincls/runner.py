@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from lincls import tracking
-from lincls.describe import describe_run
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
-from lincls.store import check_settings
-from lincls.tags import NOTE_TAG, run_name_of, run_tags
+from lincls.tracking.describe import describe_run
+from lincls.tracking.store import check_settings
+from lincls.tracking.tags import NOTE_TAG, run_name_of, run_tags
 
 
 def dataset_input(config: Mapping[str, Any], outcome: RunOutcome) -> dict[str, str] | None:

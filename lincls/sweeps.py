@@ -13,7 +13,7 @@ it reaches in-process, joblib, submitit and Ray workers alike). Each job
 - runs it as a child of the parent (tag ``mlflow.parentRunId``), never raising: a config that
   fails is a FAILED run with its error (bad input too, found before the fit), and the sweep
   goes on;
-- appends one line to the sweep's progress file (``lincls.progress``): the console shows jobs
+- appends one line to the sweep's progress file (``tracking.progress``): the console shows jobs
   done / total, failures, the rate and an ETA (a live bar on a terminal, a line every ~10 s or
   5 % otherwise), and the parent run gets its headline from that file at the end.
 
@@ -34,15 +34,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lincls import progress, tracking
+from lincls import tracking
 from lincls.runner import execute, execute_deferred, refused_run
-from lincls.store import (
+from lincls.tracking import progress
+from lincls.tracking.store import (
     DEFAULT_MAX_STORE_FAILURES,
     DEFAULT_RETRY_SECONDS,
     check_settings,
     one_line,
 )
-from lincls.tags import (
+from lincls.tracking.tags import (
     HASH_TAG,
     HOST_TAG,
     LABEL_TAG,

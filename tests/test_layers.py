@@ -30,18 +30,9 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.hyperplane",
         "lincls.evaluation",
     ),
-    (
-        "lincls.store",
-        "lincls.store_schema",
-        "lincls.sqlite_runs",
-        "lincls.postgres_runs",
-        "lincls.reader",
-        "lincls.tracking",
-        "lincls.tags",
-        "lincls.describe",
-        "lincls.experiment_note",
-    ),
-    ("lincls.runner", "lincls.sweeps", "lincls.progress", "lincls.interrupts"),
+    # the store and its guard, the writers, the reader, tags and progress: one package
+    ("lincls.tracking",),
+    ("lincls.runner", "lincls.sweeps", "lincls.interrupts"),
     ("experiments", "hydra_plugins"),
 ]
 

@@ -1,11 +1,11 @@
-"""Runs written as PostgreSQL rows (``lincls.postgres_runs``) are the rows MLflow's own store
+"""Runs written as PostgreSQL rows (``tracking.postgres_runs``) are the rows MLflow's own store
 writes, and sweeps writing at once to one PostgreSQL database lose and duplicate nothing.
 
 A throwaway PostgreSQL server (``tests/clusters/postgres.py``) holds a pair of databases per
 case, each made by MLflow: the same runs go through ``MlflowClient`` into one and through the
 writer into the other, and every table of the two is compared row by row (only generated ids
 named alike), as ``tests/test_sqlite_runs.py`` compares two SQLite files. The reader
-(``lincls.reader``) is compared with ``mlflow.search_runs`` on a 1,200-run database.
+(``lincls.tracking.reader``) is compared with ``mlflow.search_runs`` on a 1,200-run database.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from test_clusters import check_store, cli_env, query, sweep_command
 from test_reader import RUNS, assert_same, by_mlflow, write_runs
 from test_sqlite_runs import DATASET, METRICS, PARAMS, T0, T1, TAGS, TS, _by_mlflow
 
-from lincls import reader, tracking
-from lincls.postgres_runs import PostgresRuns, open_rows
+from lincls import tracking
+from lincls.tracking import reader
+from lincls.tracking.postgres_runs import PostgresRuns, open_rows
 
 psycopg = pytest.importorskip("psycopg", reason="the `postgres` extra is not installed")
 pytestmark = pytest.mark.slow
@@ -140,7 +141,7 @@ def test_runs_sharing_a_dataset_share_its_row(server):
 def test_a_failed_write_leaves_nothing_and_the_connection_usable(server, monkeypatch):
     from mlflow.exceptions import MlflowException
 
-    from lincls import sqlite_runs
+    from lincls.tracking import sqlite_runs
 
     uri = server()
     writer = open_rows(uri)
@@ -161,7 +162,7 @@ def test_a_failed_write_leaves_nothing_and_the_connection_usable(server, monkeyp
 
 
 def test_a_lost_connection_fails_transiently_and_the_retry_connects_again(server):
-    from lincls.store import transient
+    from lincls.tracking.store import transient
 
     uri = server()
     writer = open_rows(uri)

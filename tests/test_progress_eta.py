@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import time
 
-from lincls import progress
+from lincls.tracking import progress
 
 KINDS = {"dataset=perceptron_game learner=perceptron": 2, "dataset=separable learner=perceptron": 3}
 

@@ -1,4 +1,4 @@
-"""The reader (``lincls.reader``) gives the table ``mlflow.search_runs`` gives, value for value.
+"""The reader (``tracking.reader``) gives the table ``mlflow.search_runs`` gives, value for value.
 
 A store of 1,200 runs (written as rows: seconds, not minutes) holds three studies, sweeps'
 parent runs and their children, every status, NaN and infinite metrics, curves, params and tags
@@ -18,9 +18,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
-from lincls import reader
 from lincls.errors import LinclsInputError
-from lincls.sqlite_runs import SqliteRuns
+from lincls.tracking import reader
+from lincls.tracking.sqlite_runs import SqliteRuns
 
 RUNS = 1200
 T0 = 1_700_000_000_000

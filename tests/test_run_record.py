@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 
 from lincls import bounds, evaluation, measures, runner
 from lincls.geometry import certify, hinge_deficit
-from lincls.sqlite_runs import SqliteRuns
+from lincls.tracking.sqlite_runs import SqliteRuns
 
 WRITES = ("log_batch", "log_metric", "log_param", "log_dict", "log_text", "set_tag")
 

@@ -1,4 +1,4 @@
-"""Runs written as SQLite rows (``lincls.sqlite_runs``) are the rows MLflow's own store writes.
+"""Runs written as SQLite rows (``tracking.sqlite_runs``) are the rows MLflow's own store writes.
 
 Each case writes the same runs twice into two fresh stores — once through ``MlflowClient``
 (create_run, log_batch, log_inputs, set_terminated), once through ``SqliteRuns`` — and compares
@@ -17,7 +17,7 @@ from mlflow.entities import Dataset, DatasetInput, InputTag, Metric, Param, RunT
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from lincls.sqlite_runs import SqliteRuns, schema_matches
+from lincls.tracking.sqlite_runs import SqliteRuns, schema_matches
 
 T0, T1, TS = 1_700_000_000_000, 1_700_000_009_000, 1_700_000_005_000
 
@@ -187,7 +187,7 @@ def test_a_store_of_another_schema_gets_no_writer(tmp_path, _migrated_store):
 
 
 def test_a_locked_store_fails_the_write_whole_and_transiently(stores):
-    from lincls.store import transient
+    from lincls.tracking.store import transient
 
     _, rows_uri = stores
     path = rows_uri[len("sqlite:///") :]

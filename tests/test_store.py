@@ -20,7 +20,7 @@ from conftest import ROOT, run_cli, runs_of
 from mlflow.tracking import MlflowClient
 
 from lincls.errors import LinclsInputError
-from lincls.store import Budgeted, StoreError, check_uri
+from lincls.tracking.store import Budgeted, StoreError, check_uri
 
 SMALL = ["dataset.n=200", "dataset.d=5", "dataset.n_test=50", "certificates.svm=false"]
 

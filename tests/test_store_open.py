@@ -15,8 +15,8 @@ from conftest import run_cli, runs_of
 
 from lincls import tracking
 from lincls.errors import LinclsInputError
-from lincls.store import StoreError
-from lincls.store_schema import schema_head
+from lincls.tracking.schema import schema_head
+from lincls.tracking.store import StoreError
 
 SMALL = ["dataset.n=200", "dataset.d=5", "dataset.n_test=50", "certificates.svm=false"]
 

@@ -12,7 +12,7 @@ from omegaconf import OmegaConf, open_dict
 from hydra_plugins.lincls_sweeps.launcher import JobComposer
 from hydra_plugins.lincls_sweeps.sweeper import LinclsSweeper
 from lincls import evaluation
-from lincls.tags import config_hash
+from lincls.tracking.tags import config_hash
 
 STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible change

@@ -182,7 +182,7 @@ class _LostAnswers:
 @pytest.mark.parametrize(("lost", "late"), [(1, False), (2, False), (1, True), (2, True)])
 def test_a_retried_creation_leaves_one_run(lost, late):
     from lincls import tracking
-    from lincls.store import Budgeted
+    from lincls.tracking.store import Budgeted
 
     server = _LostAnswers(lost, late)
     client = Budgeted(server, "http://127.0.0.1:9", retry_seconds=20)
@@ -195,7 +195,7 @@ def test_a_retried_creation_leaves_one_run(lost, late):
 
 def test_a_creation_that_goes_through_first_time_makes_no_search():
     from lincls import tracking
-    from lincls.store import Budgeted
+    from lincls.tracking.store import Budgeted
 
     server = _LostAnswers(0, False)
     tracking.start_run(Budgeted(server, "http://127.0.0.1:9", retry_seconds=20), "0", "r", {})
@@ -238,7 +238,7 @@ def test_a_slow_server_is_waited_for_within_the_budget(delay, budget, answers, m
     server answering in 3 s was refused on the first call."""
     from mlflow.tracking import MlflowClient
 
-    from lincls.store import Budgeted, StoreError, configure_http
+    from lincls.tracking.store import Budgeted, StoreError, configure_http
 
     monkeypatch.delenv("MLFLOW_HTTP_REQUEST_TIMEOUT", raising=False)
     configure_http(budget)

@@ -13,7 +13,8 @@ import pytest
 from conftest import ROOT, run_cli, runs_of
 from mlflow.tracking import MlflowClient
 
-from lincls import progress, tags, tracking
+from lincls import tracking
+from lincls.tracking import progress, tags
 
 TINY = ["dataset.n=40", "dataset.d=2", "dataset.n_test=10", "certificates.svm=false", "passes=2"]
 GRID = ["learner.bias=none,feature", "dataset.margin=0.05,0.1", "dataset.radius=1,2", "seed=0,1"]

@@ -2,7 +2,7 @@
 
 The store is the report section's: a real sweep of 40 configs whose runs are copied (as rows,
 through the sweep's writer) until the sweep has ``RUNS`` children, each its own config hash.
-Rows: ``lincls.reader.runs`` over the study (every run as one table), and the report's own work
+Rows: ``tracking.reader.runs`` over the study (every run as one table), and the report's own work
 on it, ``select_runs`` and ``write_report`` (tables, plots, runs.csv, HTML): target ≤ 30 s. The
 report's per-run figures (``picture_runs``, one image a run) are not in the time: they are
 drawn once per run, not per report. Beside them, ``mlflow.search_runs`` on ``PEER_RUNS`` of the
@@ -30,7 +30,7 @@ def run(quick: bool = False) -> list[Row]:
     from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
     from experiments.report import select_runs, write_report
-    from lincls import reader
+    from lincls.tracking import reader
 
     runs = 400 if quick else RUNS
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,7 +58,7 @@ def run(quick: bool = False) -> list[Row]:
     note = f"{runs} runs (store built in {built:.0f} s); load {load:.1f} at the end"
     peer_note = f"search_runs timed on {peer_runs} runs, scaled; {note}"
     return [
-        Row("report100k", f"lincls.reader.runs, {runs} runs", read, peer, "search_runs",
+        Row("report100k", f"lincls.tracking.reader.runs, {runs} runs", read, peer, "search_runs",
             None, None, peer_note),
         Row("report100k", f"select_runs + write_report, {runs} runs", reported, 30.0,
             "target: 30 s", 1.0, None, note),

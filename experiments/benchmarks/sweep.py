@@ -10,7 +10,7 @@ replays the same runs — each child's params, metrics and curves — into anoth
 only the MLflow calls a run needs (create, one batched log, end), twice, and keeps the faster:
 what a harness writing through MLflow's client cannot beat. ratio = floor's seconds a run / ours
 (≥ 0.9 is the target for one worker); for two workers the ratio is against one worker (target
-≥ 1.5). lincls writes a SQLite store's runs as MLflow's rows with SQL (``lincls.sqlite_runs``),
+≥ 1.5). lincls writes a SQLite store's runs as MLflow's rows with SQL (``tracking.sqlite_runs``),
 which is how a sweep, measuring as well as writing, beats the floor; the floor is MLflow's client
 calls, in one process, on a store in the same (WAL) mode.
 The slow section ``sweep10k`` times a 10,000-config sweep of this shape end to end.

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def sweep(store: Path, uri: str, configs: int) -> tuple[float, int]:
     """Seconds of a sweep of ``configs`` runs (2 workers) into ``uri``; its FINISHED runs."""
-    from lincls import reader
+    from lincls.tracking import reader
 
     args = [
         sys.executable, "-m", "experiments.run", "-m", f"learner={LEARNERS}",

@@ -3,7 +3,7 @@
 A report covers the latest sweep, a sweep by its parent run id, or a study by name (its FINISHED
 runs over every sweep, one per config hash, the newest); ``select_runs`` picks them and says how
 many it left out and why. Nothing here draws or formats: the other modules work on the frame.
-The runs are read with SQL (``lincls.reader``) where the store is a database it reads, else page
+The runs are read with SQL (``tracking.reader``) where the store is a database it reads, else page
 by page through MLflow's ``search_runs``: the same table either way.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lincls import reader
 from lincls.errors import LinclsInputError
+from lincls.tracking import reader
 
 PAGE_SIZE = 1000  # runs per search_runs page
 ROLE_SWEEP = "sweep"
@@ -167,7 +167,7 @@ def read_runs(
     client, experiment_id: str, tags: dict[str, str], page_size: int = PAGE_SIZE
 ) -> pd.DataFrame:
     """The runs of ``experiment_id`` with every tag of ``tags`` (name: value) as ``runs_frame``
-    gives them: read with SQL where ``lincls.reader`` reads the store, else searched page by
+    gives them: read with SQL where ``tracking.reader`` reads the store, else searched page by
     page."""
     for value in tags.values():
         _quoted("study", value)

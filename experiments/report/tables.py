@@ -15,7 +15,7 @@ import pandas as pd
 
 from experiments.report.collect import column
 from lincls.bounds import family_of, holds
-from lincls.describe import held_back_by
+from lincls.tracking.describe import held_back_by
 
 THEORY_SLOPE_GAMMA = -2.0  # Novikoff: M ≤ (R/γ)², reached on worst-case orders
 THEORY_SLOPE_RADIUS = 2.0

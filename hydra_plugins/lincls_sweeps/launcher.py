@@ -3,7 +3,7 @@
 What a job costs besides its work, measured on a 2-core machine: Hydra composes each job's
 config from the defaults list (~60 ms), writes three YAML files into a per-job ``.hydra/``
 directory and configures logging per job. The work itself (data, fit, bounds) is ~12 ms for
-n = 1000, d = 20, and writing its run ~2 ms on a SQLite store (``lincls.sqlite_runs``), ~30 ms
+n = 1000, d = 20, and writing its run ~2 ms on a SQLite store (``tracking.sqlite_runs``), ~30 ms
 through MLflow's calls. So this launcher:
 
 - composes once per distinct choice of config groups and derives every other job from it by
@@ -306,7 +306,7 @@ def _quiet_resource_tracker() -> None:
 
 
 def _cheap_writes(record) -> bool:
-    """Whether the sweep's store writes its runs as rows (``lincls.sqlite_runs``, ~2 ms a run)."""
+    """Whether the sweep's store writes its runs as rows (``tracking.sqlite_runs``, ~2 ms a run)."""
     from lincls import tracking
 
     client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)

@@ -181,9 +181,9 @@ class LinclsSweeper(Sweeper):
     def _count_unreported(record: Any, returns: Any) -> None:
         """A job that failed before its task ran (its config did not compose) reported nothing:
         it is counted failed in the progress file, with its error."""
-        from lincls import progress
         from lincls.errors import LinclsInputError
-        from lincls.store import one_line
+        from lincls.tracking import progress
+        from lincls.tracking.store import one_line
 
         reported = {entry.get("job") for entry in progress.read(record.progress_file)}
         for ret in returns or ():
@@ -198,8 +198,9 @@ class LinclsSweeper(Sweeper):
     def _start(self, jobs: list[list[str]], arguments: list[str]) -> Any:
         """Check the jobs, open the store, make the parent run: the sweep's record. Bad input
         exits 2 with one line, a store that does not answer exits 1."""
-        from lincls import progress, sweeps
+        from lincls import sweeps
         from lincls.errors import LinclsInputError
+        from lincls.tracking import progress
 
         self._validate(jobs)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))

@@ -1,4 +1,4 @@
-"""MLflow runs written as rows of MLflow's PostgreSQL store, as ``lincls.sqlite_runs`` writes them
+"""MLflow runs written as rows of MLflow's PostgreSQL store, as ``tracking.sqlite_runs`` writes them
 to SQLite: a run's creation in one transaction, its params, metrics, tags, dataset input and
 close in one more, through psycopg instead of MLflow's ORM and client.
 
@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from lincls.sqlite_runs import COLUMNS, READ_COLUMNS, SqliteRuns
+from lincls.tracking.sqlite_runs import COLUMNS, READ_COLUMNS, SqliteRuns
 
 SCHEMES = ("postgresql", "postgres")
 

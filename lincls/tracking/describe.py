@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lincls.tags import learner_label
+from lincls.tracking.tags import learner_label
 
 CURVE_STEPS = {
     "cumulative_mistakes": "examples presented",

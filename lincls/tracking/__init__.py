@@ -17,11 +17,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lincls.experiment_note import EXPERIMENT_NOTE
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
-from lincls.postgres_runs import open_rows
-from lincls.sqlite_runs import SqliteRuns, training_input
-from lincls.store import (
+from lincls.tracking.experiment_note import EXPERIMENT_NOTE
+from lincls.tracking.postgres_runs import open_rows
+from lincls.tracking.schema import check_store
+from lincls.tracking.sqlite_runs import SqliteRuns, training_input
+from lincls.tracking.store import (
     DEFAULT_RETRY_SECONDS,
     Budgeted,
     StoreError,
@@ -31,7 +32,6 @@ from lincls.store import (
     store_lock,
     use_wal,
 )
-from lincls.store_schema import check_store
 
 __all__ = [
     "StoreError",

@@ -9,7 +9,7 @@ rows cost ~2 ms. They are MLflow's own rows, written as its store writes them fo
 Names and values pass MLflow's own validation, so what it refuses is refused and what it
 truncates is truncated. ``SqliteRuns.open`` gives a writer only for a store whose tables have
 exactly the columns written here; any other store (another schema, a server, PostgreSQL) gets
-MLflow's calls (``lincls.postgres_runs`` writes the same rows to PostgreSQL).
+MLflow's calls (``lincls.tracking.postgres_runs`` writes the same rows to PostgreSQL).
 
 On SQLite a transaction is ``BEGIN IMMEDIATE``: it takes the write lock first, so concurrent
 writers wait for it (up to ``timeout``) instead of failing half-way; a failure rolls the whole
@@ -85,7 +85,7 @@ def schema_matches(connection: sqlite3.Connection) -> bool:
 
 
 def _postgres(db: Any) -> bool:
-    """Whether ``db`` is a PostgreSQL connection (``lincls.postgres_runs``), not SQLite's."""
+    """Whether ``db`` is a PostgreSQL connection (``tracking.postgres_runs``), not SQLite's."""
     return getattr(db, "dialect", "sqlite") == "postgresql"
 
 

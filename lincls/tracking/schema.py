@@ -16,7 +16,7 @@ from typing import Any
 
 from lincls.errors import LinclsInputError
 from lincls.paths import sqlite_path
-from lincls.store import DEFAULT_RETRY_SECONDS, StoreError, one_line
+from lincls.tracking.store import DEFAULT_RETRY_SECONDS, StoreError, one_line
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 # Database servers MLflow keeps its store in (a SQLite file is checked without a server).

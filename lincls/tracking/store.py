@@ -4,7 +4,7 @@
   scheme, a directory, or a SQLite file in a directory that cannot be written (MLflow would
   otherwise retry for about two minutes and end in a long traceback that never names
   ``tracking.uri``).
-- ``lincls.store_schema.check_store`` refuses a database that is not an MLflow store of this
+- ``lincls.tracking.schema.check_store`` refuses a database that is not an MLflow store of this
   MLflow's schema, and reaches a database server within the retry budget.
 - ``store_lock`` serialises the creation and migration of a SQLite store across processes:
   two processes that each find no database and create its tables at once leave it unusable.
@@ -210,7 +210,7 @@ class Budgeted:
         self._make = make
         self.uri = uri
         self.retry_seconds = float(retry_seconds)
-        self.rows: Any = None  # a SQLite store's writer of runs as rows (``lincls.sqlite_runs``)
+        self.rows: Any = None  # a SQLite store's writer of runs as rows (``tracking.sqlite_runs``)
 
     @property
     def client(self) -> Any:
