@@ -218,3 +218,18 @@ def test_a_postgresql_store_opens_and_one_of_another_revision_is_refused():
     finally:
         tracking._OPENED.clear()
         server.__exit__(None, None, None)
+
+
+def test_the_schema_graph_read_as_text_is_alembics():
+    """``schema_head`` reads MLflow's migration files as text (milliseconds, no MLflow import);
+    alembic's script directory must see the same revisions, parents and head."""
+    from alembic.script import ScriptDirectory
+    from mlflow.store.db.utils import _get_alembic_config, _get_latest_schema_revision
+
+    from lincls.tracking.schema import _migrations
+
+    script = ScriptDirectory.from_config(_get_alembic_config(""))
+    graph = {rev.revision: tuple(rev._all_down_revisions) for rev in script.walk_revisions()}
+    assert len(graph) > 60
+    assert _migrations() == graph
+    assert schema_head() == _get_latest_schema_revision()
