@@ -14,6 +14,7 @@ import pandas as pd
 
 from experiments.report.collect import Selection, column
 from experiments.report.plots import PLOTS
+from experiments.report.spread import spread_lines
 from experiments.report.tables import (
     THEORY_SLOPE_GAMMA,
     THEORY_SLOPE_RADIUS,
@@ -187,6 +188,7 @@ def render(
         )
     lines += _slack_lines(slack)
     lines += _margin_lines(margins)
+    lines += spread_lines(runs)  # mean ± std over orderings, where runs logged it
     lines += ["", "## Plots", ""]
     for plot in PLOTS:
         why = plots.get(plot.file, "not drawn")
