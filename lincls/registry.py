@@ -32,7 +32,7 @@ from lincls.data import (
     make_separable,
 )
 from lincls.errors import LinclsInputError
-from lincls.game import make_perceptron_game
+from lincls.games.perceptron import make_perceptron_game
 from lincls.learners import (
     ALMA,
     MIRA,

@@ -10,7 +10,7 @@ import yaml
 from conftest import CONF, compose_config
 
 from lincls import evaluation
-from lincls.game import PerceptronGame
+from lincls.games.perceptron import PerceptronGame
 
 # the dataset each learner is run on (binary learners: the default, separable)
 PARTNER = {

@@ -1,4 +1,5 @@
-"""The perceptron game played for real (lincls.game) and the proof's slack (lincls.slack)."""
+"""The perceptron game played for real (lincls.games.perceptron) and the proof's slack
+(lincls.slack)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from conftest import compose_config
 
 from lincls import evaluation
 from lincls.errors import LinclsInputError
-from lincls.game import make_perceptron_game, play, tight_mistakes
+from lincls.games.perceptron import make_perceptron_game, play, tight_mistakes
 from lincls.learners import (
     AveragedPerceptron,
     KernelPerceptron,

@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("lincls.bounds",),
     (
         "lincls.orders",
-        "lincls.game",
+        "lincls.games",
         "lincls.slack",
         "lincls.registry",
         "lincls.measures",

@@ -26,7 +26,7 @@ from scipy.optimize import nnls
 
 from lincls import comparators
 from lincls.certificates import max_margin_separator, svm_certificates
-from lincls.game import make_perceptron_game, play
+from lincls.games.perceptron import make_perceptron_game, play
 from lincls.geometry import Certificate, certify
 from lincls.learners import Perceptron
 

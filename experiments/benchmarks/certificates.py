@@ -26,7 +26,7 @@ import numpy as np
 from experiments.bench import Row, best_time
 from lincls.certificates import max_margin_separator
 from lincls.data import make_noisy, make_separable
-from lincls.game import make_perceptron_game, play
+from lincls.games.perceptron import make_perceptron_game, play
 from lincls.geometry import certify
 from lincls.learners import Perceptron
 
