@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from lincls.composition import check_group_choices, input_error
 from lincls.config import register_configs
 from lincls.errors import LinclsInputError
+from lincls.orders import canonical_orders
 from lincls.runner import execute
 from lincls.sweeps import current_sweep, run_job
 from lincls.tracking.store import StoreError
@@ -34,7 +35,8 @@ CONF = Path(__file__).resolve().parent.parent / "conf"
 @hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")
 def main(cfg: DictConfig) -> float | dict | None:
     """Run one config; return its mistakes (the value a Hydra sweeper would minimise)."""
-    config = OmegaConf.to_container(cfg, resolve=True)
+    # orders.permutations=k and orders=k are one config: one spelling in params and hash
+    config = canonical_orders(OmegaConf.to_container(cfg, resolve=True))
     hydra_config = HydraConfig.get()
     multirun = hydra_config.mode == RunMode.MULTIRUN
     # the sweep's record is in its directory too, relative to where it was launched (runtime.cwd)

@@ -377,7 +377,9 @@ class RunConfig:
     passes: int = 10
     seed: int = 0
     order: str = "fixed"
-    orders: int = 1
+    # the orderings per config: ``orders.permutations=k``, or ``orders=k`` (the same config);
+    # Any, so that either spelling composes (``lincls.orders.permutations`` checks the value)
+    orders: Any = field(default_factory=lambda: {"permutations": 1})
     study: str | None = None
 
 

@@ -25,7 +25,7 @@ from lincls.games.perceptron import PerceptronGame, play
 from lincls.geometry import Certificate, row_norms
 from lincls.hyperplane import hyperplane_metrics
 from lincls.learners._base import binary_classes, check_finite
-from lincls.orders import ORDERS, fit_in_order
+from lincls.orders import ORDERS, fit_in_order, permutations
 from lincls.paths import default_cache_dir
 from lincls.registry import build_dataset, build_learner, prefixed
 
@@ -70,8 +70,7 @@ def plan_of(config: Mapping[str, Any]) -> RunPlan:
     """The ``RunPlan`` of a config, checked; the cache sits beside the tracking store."""
     order = config.get("order", "fixed")
     check_choice("order", order, ORDERS)
-    orders = config.get("orders", 1)
-    check_number("orders", orders, low=1, integer=True)
+    orders = permutations(config.get("orders", 1))  # orders=k or orders.permutations=k
     if order == "fixed" and config["learner"].get("shuffle"):
         order = "shuffled"  # a learner asked to shuffle: the shuffled order, seeded by the run
     settings = config.get("certificates") or {}
