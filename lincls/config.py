@@ -343,6 +343,15 @@ class WineConfig(ClassPairConfig):
 
 
 @dataclass
+class PhishingConfig(DatasetConfig):
+    """river's Phishing set, read from river's wheel (``lincls.data.phishing``)."""
+
+    name: str = "phishing"
+    standardize: bool = True
+    test_fraction: float = 0.25
+
+
+@dataclass
 class SvmlightConfig(DatasetConfig):
     name: str = "svmlight"
     path: str = MISSING
@@ -425,6 +434,7 @@ DATASET_SCHEMAS: dict[str, type] = {
     "svmlight": SvmlightConfig,
     "far_points": FarPointsConfig,
     "perceptron_game": PerceptronGameConfig,
+    "phishing": PhishingConfig,
 }
 
 

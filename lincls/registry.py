@@ -31,6 +31,7 @@ from lincls.data import (
     make_plane,
     make_separable,
 )
+from lincls.data.phishing import load_phishing
 from lincls.errors import LinclsInputError
 from lincls.games.perceptron import make_perceptron_game
 from lincls.learners import (
@@ -103,6 +104,7 @@ DATASETS: dict[str, Callable[..., Any]] = {
     "svmlight": load_svmlight,
     "far_points": make_far_points,
     "perceptron_game": make_perceptron_game,
+    "phishing": load_phishing,
 }
 
 

@@ -103,6 +103,7 @@ SHAPES = {
     "svmlight": (30, 3),
     "far_points": (100, 2),
     "perceptron_game": (50, 2),  # the plane's game at γ/R = 0.1: (1 − γ²)/(2γ²) + 1 mistakes
+    "phishing": (938, 9),  # river's 1,250 pages, a quarter held out
 }
 
 
