@@ -1,9 +1,29 @@
 """Games played against a learner: the data exist only once an adversary has played them.
 
-One module per adversary. ``perceptron``: seed 000 §3.2's game, player A constructing each
-example against the learner's live weights (``dataset=perceptron_game``).
+One module per adversary: ``perceptron``, seed 000 §3.2's game, player A constructing each
+example against the learner's live weights (``dataset=perceptron_game``); ``disjunction``,
+Littlestone's and the additive adversary on monotone disjunctions
+(``dataset=disjunction_game``). ``_play`` holds what they share: asking the learner, through a
+copy and its own one-example step, whether it would err, and presenting the example.
 """
 
+from lincls.games._play import Game
+from lincls.games.disjunction import (
+    DisjunctionGame,
+    DisjunctionRecord,
+    make_disjunction_game,
+    play_disjunction,
+)
 from lincls.games.perceptron import PerceptronGame, make_perceptron_game, play, tight_mistakes
 
-__all__ = ["PerceptronGame", "make_perceptron_game", "play", "tight_mistakes"]
+__all__ = [
+    "DisjunctionGame",
+    "DisjunctionRecord",
+    "Game",
+    "PerceptronGame",
+    "make_disjunction_game",
+    "make_perceptron_game",
+    "play",
+    "play_disjunction",
+    "tight_mistakes",
+]

@@ -1,0 +1,99 @@
+"""What every adversary of ``lincls.games`` does with the learner: start it, ask it, show it.
+
+An adversary that picks the label after the learner's prediction must know what the learner
+would count as a mistake. The conventions differ (the perceptron family errs on a zero
+activation, Winnow predicts positive on a tie, a learner with a bias adds its own offset), so
+the adversary does not re-implement any of them: ``errs`` presents the example to a copy of the
+learner, through the learner's own one-example step, and reads whether the copy's mistake count
+grew. ``present`` then gives the example to the learner itself. Each example is one call of the
+learner's ``partial_fit`` on a single row (its one-pass kernel on that row), so mistakes,
+updates and the online record are the learner's own; ``finish`` re-labels the record's rows by
+the order of presentation.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from lincls.data import Dataset
+from lincls.errors import LinclsInputError
+
+
+class Game:
+    """A game to play against a learner: ``play`` makes the data as it fits the learner.
+
+    A subclass is a frozen dataclass of its settings with ``name`` and ``params`` (what a run
+    logs as ``dataset.*``); ``play(learner, passes)`` returns the presented sequence as a
+    certified dataset and the presentations of each row.
+    """
+
+    name: str
+    params: dict
+
+    def play(self, learner, passes: int) -> tuple[Dataset, np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+
+def check_online(learner, game: str) -> None:
+    """Refuse a learner the games cannot play: not binary online, or a mini-batch one."""
+    multi = learner.__sklearn_tags__().classifier_tags.multi_class
+    if not hasattr(learner, "_one_pass") or multi:
+        raise LinclsInputError(
+            "learner", f"the {game} needs a binary online learner, not {type(learner).__name__}"
+        )
+    if getattr(learner, "batch_size", 1) != 1:  # a mini-batch learner steps on M examples
+        raise LinclsInputError(
+            "batch_size", f"the {game} presents one example at a time, so it needs "
+            f"batch_size = 1, got {learner.batch_size!r}")  # fmt: skip
+
+
+def start(learner, template: np.ndarray) -> None:
+    """Initialise ``learner`` as ``fit`` would on data like ``template`` (its rows set what the
+    learner measures at the start, e.g. R of ``bias="r2"`` and Winnow's boolean input), with an
+    empty record, ready for ``present``."""
+    learner._check_params()
+    template, _ = learner._validate_X_y(
+        np.ascontiguousarray(template, dtype=np.float64), np.array([-1, 1]), reset=True
+    )
+    learner.classes_ = np.array([-1, 1])
+    learner._init_weights(template, None, None)
+    learner._reset_record()
+    learner._finish_record()
+
+
+def present(learner, x: np.ndarray, label: float) -> bool:
+    """Show (x, label) to ``learner`` through its one-example step; whether it was a mistake."""
+    before = learner.mistakes_
+    learner.partial_fit(x[np.newaxis, :], np.array([int(label)]))
+    return learner.mistakes_ > before
+
+
+def errs(learner, x: np.ndarray, label: float) -> bool:
+    """Whether ``learner`` would count (x, label) as a mistake (asked of a copy of it)."""
+    return present(copy.deepcopy(learner), x, label)
+
+
+def wrong_label(learner, x: np.ndarray, first: float) -> float:
+    """A label the learner errs on for ``x``: ``first`` if it errs on it, else the other one.
+
+    A binary learner predicts one of the two labels, so it errs on the other; a learner that
+    errs on neither would not be a classifier, and is refused.
+    """
+    if errs(learner, x, first):
+        return first
+    if errs(learner, x, -first):
+        return -first
+    raise LinclsInputError(
+        "learner", f"{type(learner).__name__} errs on neither label of an example"
+    )  # pragma: no cover
+
+
+def finish(learner, rounds: int) -> None:
+    """The record of a game of ``rounds`` examples a pass: rows and passes by presentation."""
+    steps = learner.mistake_steps_
+    learner.mistake_indices_ = steps % max(rounds, 1)
+    passes_run = max(-(-int(learner.n_steps_) // max(rounds, 1)), 1)
+    learner.mistakes_per_pass_ = np.bincount(steps // max(rounds, 1), minlength=passes_run)
+    learner.n_passes_ = int(learner.mistakes_per_pass_.shape[0])
