@@ -79,21 +79,22 @@ def open_experiment(
         if retry_seconds is not None:
             client.retry_seconds = float(retry_seconds)
         return client, known
-    from mlflow.tracking import MlflowClient
-
     check_uri(uri)
     budget = DEFAULT_RETRY_SECONDS if retry_seconds is None else float(retry_seconds)
     configure_http(budget)
-    use_wal(uri)
     rows = open_rows(uri) if experiment_id is not None else None
+    if rows is None and experiment_id is None:
+        experiment_id = _ready_experiment(uri, name, budget)
+        rows = open_rows(uri) if experiment_id is not None else None
     if rows is not None:
-        client = Budgeted(None, uri, budget, functools.partial(MlflowClient, tracking_uri=uri))
+        client = Budgeted(None, uri, budget, functools.partial(_mlflow_client, uri))
         client.rows = rows
         _OPENED[key] = (client, str(experiment_id))
         return _OPENED[key]
+    client_class = _mlflow_client_class(uri)
     with store_lock(uri):  # the second process to come finds the tables made and migrated
         check_store(uri, budget)  # not a foreign file, nor another schema; a server in budget
-        client = Budgeted(MlflowClient(tracking_uri=uri), uri, budget)
+        client = Budgeted(client_class(tracking_uri=uri), uri, budget)
         client.rows = open_rows(uri)  # made and migrated by MLflow by now
         experiment = client.get_experiment_by_name(name)
         if experiment is None:
@@ -106,6 +107,54 @@ def open_experiment(
                 _describe_experiment(client, experiment_id)
     _OPENED[key] = (client, experiment_id)
     return client, experiment_id
+
+
+def _mlflow_client_class(uri: str) -> Any:
+    """MLflow's client class, with a SQLite store's engines set to open it in WAL mode."""
+    from mlflow.tracking import MlflowClient
+
+    use_wal(uri)
+    return MlflowClient
+
+
+def _mlflow_client(uri: str) -> Any:
+    """An MLflow client of the store at ``uri``: made only when a call needs one (MLflow's import
+    costs ~1 s a process, and a run on a SQLite store written as rows needs none)."""
+    return _mlflow_client_class(uri)(tracking_uri=uri)
+
+
+def _ready_experiment(uri: str, name: str, budget: float) -> str | None:
+    """The id of experiment ``name`` of an existing SQLite store of this MLflow's schema when it
+    is active and described as lincls describes it (read with SQL, without MLflow); None when
+    MLflow's calls must make or describe it, or the store is not a SQLite file."""
+    db = sqlite_path(uri)
+    if db is None or not db.is_file() or db.stat().st_size == 0:
+        return None
+    with store_lock(uri):
+        check_store(uri, budget)  # refuses a foreign file or another schema, as MLflow's path does
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        try:
+            found = connection.execute(
+                "SELECT experiment_id, lifecycle_stage FROM experiments WHERE name = ?", (name,)
+            ).fetchone()
+            if found is None or found[1] != "active":
+                return None
+            tags = dict(
+                connection.execute(
+                    "SELECT key, value FROM experiment_tags WHERE experiment_id = ?", (found[0],)
+                )
+            )
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return None  # MLflow's calls will say what is wrong with it
+    if not EXPERIMENT_KIND.items() <= tags.items() or tags.get(VIEW_TAG) != view_state():
+        return None
+    return str(found[0])
 
 
 def _create_experiment(client, uri: str, name: str) -> str:

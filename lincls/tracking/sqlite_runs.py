@@ -27,9 +27,11 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from lincls.paths import sqlite_path
+from lincls.tracking.plain import plain_batch, plain_dataset, plain_file_location
 
 # The columns of each table written (exactly these: a store of another schema is not written).
 COLUMNS: dict[str, frozenset[str]] = {
@@ -163,9 +165,6 @@ class SqliteRuns:
     ) -> tuple[str, str]:
         """A RUNNING run with ``tags``, as ``MlflowClient.create_run`` makes it; (id, artifact
         URI)."""
-        from mlflow.utils.name_utils import _generate_random_name
-        from mlflow.utils.uri import append_to_uri_path
-
         tags = dict(tags)
         tagged = tags.get(RUN_NAME_TAG)
         if run_name and tagged and run_name != tagged:
@@ -173,7 +172,11 @@ class SqliteRuns:
                 f"Both 'run_name' argument and 'mlflow.runName' tag are specified, but with "
                 f"different values (run_name='{run_name}', mlflow.runName='{tagged}')."
             )
-        run_name = run_name or tagged or _generate_random_name()
+        if not (run_name or tagged):
+            from mlflow.utils.name_utils import _generate_random_name
+
+            run_name = _generate_random_name()
+        run_name = run_name or tagged
         tags.setdefault(RUN_NAME_TAG, run_name)
         run_id = uuid.uuid4().hex
         start = int(time.time() * 1000) if start_time is None else int(start_time)
@@ -192,7 +195,7 @@ class SqliteRuns:
                     f"The experiment {experiment_id} must be in the 'active' state. "
                     f"Current state is {row[1]}."
                 )
-            artifact_uri = append_to_uri_path(row[0], run_id, "artifacts")
+            artifact_uri = _artifact_uri(row[0], run_id)
             db.execute(
                 "INSERT INTO runs (run_uuid, name, source_type, source_name, entry_point_name, "
                 "user_id, status, start_time, end_time, source_version, lifecycle_stage, "
@@ -252,6 +255,13 @@ def _validated(
 ) -> tuple[list[tuple[str, str]], list[tuple[str, float, int, int, int]], list[tuple[str, str]]]:
     """MLflow's checks of a batch: names, lengths (values truncated where it truncates), and
     metric values, timestamps and steps; metric values stored as it stores them."""
+    metrics = list(metrics)
+    if plain_batch(params, metrics, tags):  # what MLflow's checks would pass unchanged
+        return (
+            [(key, str(value)) for key, value in params.items()],
+            [_point(key, value, stamp, step) for key, value, stamp, step in metrics],
+            [(key, str(value)) for key, value in tags.items()],
+        )  # fmt: skip
     from mlflow.utils.validation import _validate_metric, _validate_param, _validate_tag
 
     checked_params = []
@@ -267,9 +277,23 @@ def _validated(
         if key not in names or not isinstance(value, float):  # a name is checked once
             _validate_metric(key, value, timestamp, step, path=f"metrics[{index}]")
             names.add(key)
-        stored, is_nan = _sanitized(float(value))
-        points.append((key, stored, int(timestamp), int(step), is_nan))
+        points.append(_point(key, value, timestamp, step))
     return checked_params, points, checked_tags
+
+
+def _point(key: str, value: float, timestamp: int, step: int) -> tuple[str, float, int, int, int]:
+    """(name, stored value, timestamp, step, is_nan) of a checked metric point."""
+    stored, is_nan = _sanitized(float(value))
+    return key, stored, int(timestamp), int(step), is_nan
+
+
+def _artifact_uri(location: str, run_id: str) -> str:
+    """A new run's artifact URI under its experiment's artifact location, as MLflow makes it."""
+    if plain_file_location(location):
+        return f"{location.rstrip('/')}/{run_id}/artifacts"
+    from mlflow.utils.uri import append_to_uri_path
+
+    return append_to_uri_path(location, run_id, "artifacts")
 
 
 def _insert_params(db: Any, run_id: str, params: list[tuple[str, str]]) -> None:
@@ -361,11 +385,19 @@ def training_input(dataset: Mapping[str, str]) -> Any:
 
 def _insert_input(db: Any, experiment_id: int, run_id: str, dataset: Mapping[str, str]) -> None:
     """The dataset (one row per experiment, name and digest) and its edge to the run."""
-    from mlflow.utils.validation import _validate_dataset_inputs
+    if plain_dataset(dataset):  # what MLflow's checks pass unchanged: no MLflow import
+        entity = SimpleNamespace(
+            name=dataset["name"], digest=dataset["digest"], source_type="code",
+            source=dataset.get("source", "{}"), schema=None, profile=dataset.get("profile"),
+        )  # fmt: skip
+        context = ("mlflow.data.context", "train")
+    else:
+        from mlflow.utils.validation import _validate_dataset_inputs
 
-    given = training_input(dataset)
-    _validate_dataset_inputs([given])
-    entity, (context,) = given.dataset, given.tags
+        given = training_input(dataset)
+        _validate_dataset_inputs([given])
+        entity, (tag,) = given.dataset, given.tags
+        context = (tag.key, tag.value)
     if _postgres(db):  # another writer may add the same dataset meanwhile: its row is kept
         db.execute(
             "INSERT INTO datasets (dataset_uuid, experiment_id, name, digest, "
@@ -404,5 +436,5 @@ def _insert_input(db: Any, experiment_id: int, run_id: str, dataset: Mapping[str
     )
     db.execute(
         "INSERT INTO input_tags (input_uuid, name, value) VALUES (?, ?, ?)",
-        (input_uuid, context.key, context.value),
+        (input_uuid, *context),
     )

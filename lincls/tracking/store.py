@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -181,9 +182,8 @@ def configure_http(retry_seconds: float) -> None:
 
 def transient(exc: BaseException) -> bool:
     """Whether ``exc`` is a store failure that may pass (not a mistake in the request)."""
-    from mlflow.exceptions import MlflowException
-
-    if isinstance(exc, MlflowException):
+    exceptions = sys.modules.get("mlflow.exceptions")  # not imported: no MLflow error to judge
+    if exceptions is not None and isinstance(exc, exceptions.MlflowException):
         return exc.error_code in TRANSIENT_CODES or str(exc.message).startswith("API request")
     names = {kind.__name__ for kind in type(exc).__mro__}  # psycopg's AdminShutdown, …
     return isinstance(exc, OSError) or bool(names & {"OperationalError", "Timeout"})
