@@ -200,6 +200,10 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     metrics["train_accuracy"] = float(learner.score(dataset.X, dataset.y))
     if dataset.X_test.shape[0]:
         metrics["test_accuracy"] = float(learner.score(dataset.X_test, dataset.y_test))
+        if hasattr(learner, "test_measures"):  # a learner's own test measures (FS99's curves)
+            staged_metrics, staged_curves = learner.test_measures(dataset.X_test, dataset.y_test)
+            metrics.update(staged_metrics)
+            curves.update(staged_curves)
     metrics.update(measures.weight_metrics(learner, dataset))
 
     known = dataset.u is not None or dataset.U is not None

@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from lincls import config_studies  # noqa: F401  (adds the studies' schemas to the tables)
 from lincls.config import DATASET_SCHEMAS, LEARNER_SCHEMAS
 from lincls.data import (
     Dataset,
@@ -31,6 +32,7 @@ from lincls.data import (
     make_plane,
     make_separable,
 )
+from lincls.data.mnist import load_mnist_5k
 from lincls.data.phishing import load_phishing
 from lincls.errors import LinclsInputError
 from lincls.games.perceptron import make_perceptron_game
@@ -57,9 +59,11 @@ from lincls.learners.arow import AROW
 from lincls.learners.budget_perceptron import BudgetPerceptron
 from lincls.learners.confidence_weighted import ConfidenceWeighted
 from lincls.learners.forgetron import Forgetron
+from lincls.learners.kernel_voted import KernelVotedPerceptron
 from lincls.learners.projectron import Projectron
 from lincls.learners.romma import ROMMA
 from lincls.learners.second_order import SecondOrderPerceptron
+from lincls.learners.svm import MaxMarginSVC
 
 LEARNERS: dict[str, type] = {
     "perceptron": Perceptron,
@@ -86,6 +90,8 @@ LEARNERS: dict[str, type] = {
     "budget_perceptron": BudgetPerceptron,
     "projectron": Projectron,
     "forgetron": Forgetron,
+    "kernel_voted_perceptron": KernelVotedPerceptron,
+    "svm": MaxMarginSVC,
 }
 
 DATASETS: dict[str, Callable[..., Any]] = {
@@ -105,6 +111,7 @@ DATASETS: dict[str, Callable[..., Any]] = {
     "far_points": make_far_points,
     "perceptron_game": make_perceptron_game,
     "phishing": load_phishing,
+    "mnist_5k": load_mnist_5k,
 }
 
 

@@ -103,13 +103,15 @@ SHAPES = {
     "svmlight": (30, 3),
     "far_points": (100, 2),
     "perceptron_game": (50, 2),  # the plane's game at γ/R = 0.1: (1 − γ²)/(2γ²) + 1 mistakes
+    "mnist_5k": (4286, 784),  # 5,000 digits, MNIST's test share (1/7) held out
     "phishing": (938, 9),  # river's 1,250 pages, a quarter held out
 }
 
 
 @pytest.mark.parametrize("option", sorted(path.stem for path in (CONF / "dataset").glob("*.yaml")))
 def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
-    learner = "multiclass_perceptron" if option == "multiclass" else "perceptron"
+    multiclass = option in ("multiclass", "mnist_5k")
+    learner = "multiclass_perceptron" if multiclass else "perceptron"
     overrides = [f"dataset={option}", f"learner={learner}", "certificates.svm=false"]
     config = compose_config([*overrides, *_files(tmp_path).get(option, [])])
     learner_obj, dataset = evaluation.prepare(config)

@@ -57,6 +57,7 @@ from experiments.report.plots import (
     plot_mistakes_vs_gamma,
 )
 from experiments.report.render import REPORT_FILE, RUNS_FILE, TOLERANCE, render
+from experiments.report.studies import study_sections
 from experiments.report.tables import (
     THEORY_SLOPE_GAMMA,
     THEORY_SLOPE_RADIUS,
@@ -141,12 +142,14 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     plots = {plot.file: plot.draw(data, out_dir / plot.file) for plot in PLOTS}
     tables = (bound_table(runs), fit_slopes(runs), family_ranges(runs))
     text = render(selection, *tables, plots, slack=slack_table(runs))
+    extra, extra_files = study_sections(client, runs, out_dir)  # a reproduced paper's section
+    text += extra
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
     portable_runs(runs).to_csv(out_dir / RUNS_FILE, index=False)
     page = render_html(text, out_dir, f"lincls study {selection.study}")
     (out_dir / HTML_FILE).write_text(page, encoding="utf-8")
     drawn = [out_dir / name for name, why in plots.items() if why is None]
-    return [out_dir / REPORT_FILE, out_dir / RUNS_FILE, *drawn, out_dir / HTML_FILE]
+    return [out_dir / REPORT_FILE, out_dir / RUNS_FILE, *drawn, *extra_files, out_dir / HTML_FILE]
 
 
 # Params that say where the run was made (the store's path, a cache directory): runs.csv leaves
