@@ -24,6 +24,7 @@ EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible 
     "noisy": 3 * 4 * 3 * 2,
     "real_data": 3 * 2 * (1 + 3 * 2),
     "multiclass": 2 * 2 * (2 * 3 + 1),
+    "second_order": 12 * 5,  # learner options × datasets, 20 random orders each
     "fs99": 2 * 6 * 2,  # two image scalings × degrees 1–6 × (perceptrons, SVM)
 }
 
