@@ -8,7 +8,10 @@ they become LIBOL's layout: one row per learner, one column per dataset, each ce
 "mean ± std". Runs that share a learner and a dataset label (a seed's replicate, say) are pooled
 over all their orderings: the pooled mean and the pooled standard deviation of the orderings'
 values, exactly as if one run had fitted them all. The std is the orderings' population std
-(NumPy's ``std``, ddof 0), the one the runs log.
+(NumPy's ``std``, ddof 0), the one the runs log. LIBOL itself (``run_experiment_bc.m`` of
+github.com/LIBOL/LIBOL: 20 runs, each ``ol_train`` over a random permutation ``rand_c(1:n, i)``)
+prints ``mean(res.err)/n, std(res.err)/n``, a mistake rate with MATLAB's ``std``, which divides
+by N − 1: its std is this one times √(N/(N − 1)), 1.026 at N = 20.
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ def spread_lines(frame: pd.DataFrame) -> list[str]:
         "",
         f"Each run fitted its config in {', '.join(map(str, orderings))} seeded orderings "
         "(`orders.permutations`); a cell is the mean ± std of the mistakes over those orderings "
-        "(population std)"
+        "(population std; LIBOL prints MATLAB's std, ×√(N/(N − 1)), and divides both by n)"
         + (
             f"; cells that pool the orderings of several runs (seeds, other settings): "
             f"{pooled_cells}"
