@@ -294,7 +294,8 @@ def certificates_of(
     if dataset.u is not None:
         certs.append(certify(dataset.X, y_signed, dataset.u, dataset.b, source="generator"))
         separable = True if certs[0].separates else None
-    if svm and dataset.X.shape[0]:
+    # a game's learner may have erred on one label only: no SVM separates a single class
+    if svm and np.unique(y_signed).size == 2:
         cache = CertificateCache(cache_dir) if cache_dir else None
         key = f"{dataset.fingerprint}-{hashlib.sha256(repr(classes[1]).encode()).hexdigest()[:8]}"
         homogeneous = getattr(learner, "bias", "feature") == "none"

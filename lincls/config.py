@@ -15,6 +15,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, SI
 
 from lincls.config_budget import BudgetPerceptronConfig, ForgetronConfig, ProjectronConfig
+from lincls.config_games import DisjunctionGameConfig, OrthogonalGameConfig, PerceptronGameConfig
 from lincls.config_matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
 
 # --- learners -------------------------------------------------------------------------------
@@ -298,16 +299,6 @@ class FarPointsConfig(DatasetConfig):
 
 
 @dataclass
-class PerceptronGameConfig(DatasetConfig):
-    name: str = "perceptron_game"
-    d: int = 2
-    margin: float = 0.1
-    radius: float = 1.0
-    strategy: str = "auto"
-    rounds: int | None = None
-
-
-@dataclass
 class SklearnSetConfig(DatasetConfig):
     classes: list[int] | None = None
     positive: int | None = None
@@ -434,6 +425,8 @@ DATASET_SCHEMAS: dict[str, type] = {
     "svmlight": SvmlightConfig,
     "far_points": FarPointsConfig,
     "perceptron_game": PerceptronGameConfig,
+    "orthogonal_game": OrthogonalGameConfig,
+    "disjunction_game": DisjunctionGameConfig,
     "phishing": PhishingConfig,
 }
 

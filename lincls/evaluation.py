@@ -21,7 +21,7 @@ from lincls import measures
 from lincls.certificates import certificate_of, certificates_of, primary
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.games.perceptron import PerceptronGame, play
+from lincls.games import Game
 from lincls.geometry import Certificate, row_norms
 from lincls.hyperplane import hyperplane_metrics
 from lincls.learners._base import binary_classes, check_finite
@@ -98,8 +98,8 @@ def prepare(config: Mapping[str, Any]):
     check_number("seed", config.get("seed"), low=0, high=SEED_MAX, integer=True)
     learner = build_learner(config["learner"], int(config["passes"]), int(config["seed"]))
     dataset = build_dataset(config["dataset"])
-    if isinstance(dataset, PerceptronGame):  # its data exist once it is played against the learner
-        _check_game(plan_of(config))
+    if isinstance(dataset, Game):  # its data exist once it is played against the learner
+        _check_game(plan_of(config), dataset)
         return learner, dataset
     if not learner.__sklearn_tags__().classifier_tags.multi_class:
         prefixed("dataset", lambda: binary_classes(dataset.y))
@@ -120,11 +120,11 @@ def _check_writable(field: str, directory: str) -> None:
         raise LinclsInputError(field, f"{directory} is not writable by this user")
 
 
-def _check_game(plan: RunPlan) -> None:
+def _check_game(plan: RunPlan, game: Game) -> None:
     if plan.order != "fixed" or plan.orders != 1:
         raise LinclsInputError(
-            "order", "the perceptron game decides the order itself: it needs order=fixed, orders=1"
-        )
+            "order", f"the {game.name.replace('_', ' ')} decides the order itself: it needs "
+            "order=fixed, orders=1")  # fmt: skip
 
 
 def measure(config: Mapping[str, Any]) -> RunOutcome:
@@ -174,11 +174,11 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     """
     plan = plan or RunPlan(svm=False, best=False)
     played = None
-    if isinstance(dataset, PerceptronGame):  # the learner is fitted as the game is played
-        _check_game(plan)
+    if isinstance(dataset, Game):  # the learner is fitted as the game is played
+        _check_game(plan, dataset)
         start = time.perf_counter()
         game = dataset
-        dataset, shown = prefixed("dataset", lambda: play(game, learner, learner.max_passes))
+        dataset, shown = prefixed("dataset", lambda: game.play(learner, learner.max_passes))
         played = ([learner], [shown], time.perf_counter() - start)
     online = _binary_online(learner)
     certs: list[Certificate] = []

@@ -35,7 +35,7 @@ from lincls.data import (
 from lincls.data.mnist import load_mnist_5k
 from lincls.data.phishing import load_phishing
 from lincls.errors import LinclsInputError
-from lincls.games.perceptron import make_perceptron_game
+from lincls.games import make_disjunction_game, make_orthogonal_game, make_perceptron_game
 from lincls.learners import (
     ALMA,
     MIRA,
@@ -110,6 +110,8 @@ DATASETS: dict[str, Callable[..., Any]] = {
     "svmlight": load_svmlight,
     "far_points": make_far_points,
     "perceptron_game": make_perceptron_game,
+    "orthogonal_game": make_orthogonal_game,
+    "disjunction_game": make_disjunction_game,
     "phishing": load_phishing,
     "mnist_5k": load_mnist_5k,
 }

@@ -10,7 +10,7 @@ import yaml
 from conftest import CONF, compose_config
 
 from lincls import evaluation
-from lincls.games.perceptron import PerceptronGame
+from lincls.games import Game
 
 # the dataset each learner is run on (binary learners: the default, separable)
 PARTNER = {
@@ -103,6 +103,8 @@ SHAPES = {
     "svmlight": (30, 3),
     "far_points": (100, 2),
     "perceptron_game": (50, 2),  # the plane's game at γ/R = 0.1: (1 − γ²)/(2γ²) + 1 mistakes
+    "orthogonal_game": (100, 100),  # ⌊(R/γ)²⌋ = 100 fresh coordinates, every one a mistake
+    "disjunction_game": (8, 64),  # 6 rounds of Littlestone's search, then 2 more mistakes
     "mnist_5k": (4286, 784),  # 5,000 digits, MNIST's test share (1/7) held out
     "phishing": (938, 9),  # river's 1,250 pages, a quarter held out
 }
@@ -115,7 +117,7 @@ def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
     overrides = [f"dataset={option}", f"learner={learner}", "certificates.svm=false"]
     config = compose_config([*overrides, *_files(tmp_path).get(option, [])])
     learner_obj, dataset = evaluation.prepare(config)
-    if isinstance(dataset, PerceptronGame):  # its data exist once it is played
+    if isinstance(dataset, Game):  # its data exist once it is played
         outcome = evaluation.fit_and_evaluate(learner_obj, dataset)
         dataset = outcome.dataset
     assert dataset.X.shape == SHAPES[option]

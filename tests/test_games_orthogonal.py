@@ -87,3 +87,25 @@ def test_the_orthogonal_game_refuses_what_it_cannot_play():
     with pytest.raises(LinclsInputError, match=r"^batch_size: the orthogonal game presents"):
         play_orthogonal(build_learner({"name": "batch_perceptron"}, 1, 0),
                         make_orthogonal_game(4, 0.5))  # fmt: skip
+
+
+def test_a_config_run_plays_the_game_and_logs_mistakes_beside_the_bounds(tmp_path):
+    from conftest import compose_config
+
+    from lincls import evaluation
+
+    config = compose_config(
+        ["dataset=orthogonal_game", "dataset.d=30", "dataset.margin=0.2", "learner.bias=none",
+         f"certificates.cache_dir={tmp_path}"]
+    )  # fmt: skip
+    m = evaluation.measure(config).metrics
+    assert m["mistakes"] == 25 and m["bound.novikoff"] == pytest.approx(25.0, rel=1e-9)
+    assert m["bound_ratio.novikoff"] == 1.0  # Novikoff's bound attained
+    winnow = compose_config(
+        ["dataset=disjunction_game", "dataset.n_attributes=256", "dataset.k=2",
+         "learner=winnow", "passes=1", f"certificates.cache_dir={tmp_path}"]
+    )  # fmt: skip
+    outcome = evaluation.measure(winnow)
+    assert outcome.metrics["mistakes"] >= 14 and "bound.winnow2" in outcome.metrics
+    with pytest.raises(LinclsInputError, match=r"^order: the orthogonal game decides the order"):
+        evaluation.prepare(compose_config(["dataset=orthogonal_game", "order=shuffled"]))

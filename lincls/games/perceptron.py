@@ -51,6 +51,7 @@ import numpy as np
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
+from lincls.games._play import Game
 from lincls.orders import training_weights
 
 STRATEGIES = ("auto", "flip", "orthogonal")
@@ -67,7 +68,7 @@ def tight_mistakes(margin: float, radius: float) -> int:
 
 
 @dataclass(frozen=True)
-class PerceptronGame:
+class PerceptronGame(Game):
     """A game to play against a learner: the data exist only once it is played (``play``)."""
 
     d: int
@@ -86,6 +87,10 @@ class PerceptronGame:
             return self.strategy
         tight = tight_mistakes(self.margin, self.radius)
         return "orthogonal" if self.d >= tight else "flip"
+
+    def play(self, learner, passes: int) -> tuple[Dataset, np.ndarray]:
+        """``play(self, learner, passes)`` (the module's function)."""
+        return play(self, learner, passes)
 
 
 def make_perceptron_game(
