@@ -23,7 +23,7 @@ PORT ?= 5000
 STORE := sqlite:///$(abspath results/mlflow.db)
 ARTIFACTS := $(abspath results/mlartifacts)
 
-.PHONY: run test lint bench ui server setup lock system clean fs99 second_order
+.PHONY: run test lint bench ui server setup lock system clean fs99 kwa97 second_order
 
 $(UV):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -80,6 +80,12 @@ run: $(RUN_STAMP)
 fs99: $(RUN_STAMP)
 	$(PY) -m experiments.run -m experiment=fs99 hydra.launcher.n_jobs=2
 	$(PY) -m experiments.report fs99
+
+## kwa97: Kivinen, Warmuth & Auer 1997, the perceptron against Winnow on disjunctions as N grows
+## (70 runs, 2 workers, ~2.5 minutes on a busy 2-core machine), then results/kwa97/report.md
+kwa97: $(RUN_STAMP)
+	$(PY) -m experiments.run -m experiment=kwa97 hydra.launcher.n_jobs=2
+	$(PY) -m experiments.report kwa97
 
 ## second_order: SOP, AROW, CW, SCW and ROMMA beside the perceptron, PA-I and ALMA under LIBOL's
 ## protocol (60 configs × 20 random orders, ~1-2 minutes on a busy 2-core machine; river's

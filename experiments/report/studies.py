@@ -1,5 +1,6 @@
 """Sections of the report that belong to one study (a reproduction of a paper), appended to the
-common report when the runs hold that study's runs: ``fs99`` (Freund & Schapire 1999)."""
+common report when the runs hold that study's runs: ``fs99`` (Freund & Schapire 1999) and
+``kwa97`` (Kivinen, Warmuth & Auer 1997)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from experiments.report import fs99
+from experiments.report import fs99, kwa97
 
 
 def study_sections(client, runs: pd.DataFrame, out_dir: Path) -> tuple[str, list[Path]]:
@@ -17,6 +18,10 @@ def study_sections(client, runs: pd.DataFrame, out_dir: Path) -> tuple[str, list
     drawn: list[Path] = []
     if fs99.is_fs99(runs):
         more, files = fs99.section(client, runs, out_dir)
+        lines += more
+        drawn += files
+    if kwa97.is_kwa97(runs):
+        more, files = kwa97.section(client, runs, out_dir)
         lines += more
         drawn += files
     return "".join(f"{line}\n" for line in lines), drawn
