@@ -39,6 +39,7 @@ from experiments.report.collect import (
     select_runs,
 )
 from experiments.report.figures import picture_runs
+from experiments.report.frontier import frontier_section
 from experiments.report.html import HTML_FILE, artifact_markdown, render_html
 from experiments.report.plots import (
     BOUNDARY_RUNS,
@@ -142,6 +143,7 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     plots = {plot.file: plot.draw(data, out_dir / plot.file) for plot in PLOTS}
     tables = (bound_table(runs), fit_slopes(runs), family_ranges(runs))
     text = render(selection, *tables, plots, slack=slack_table(runs))
+    text += frontier_section(runs)  # per theorem: the largest ratio beside the attainable one
     extra, extra_files = study_sections(client, runs, out_dir)  # a reproduced paper's section
     text += extra
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
