@@ -46,6 +46,7 @@ def _options(rng: np.random.Generator) -> dict:
                 "second_order_perceptron",
                 "arow",
                 "confidence_weighted",
+                "projectron",
             ]
         )
     )
@@ -110,6 +111,15 @@ def _options(rng: np.random.Generator) -> dict:
             "C": float(choice([0.1, 1.0])),
             **second,
         }
+    if name == "projectron":
+        plus = bool(rng.random() < 0.5)
+        return {
+            "name": name,
+            "plus": plus,
+            "eta": float(choice([1e-4, 0.01, 0.1, 1.0] + ([] if plus else [0.0]))),
+            "kernel": str(choice(["linear", "linear", "poly", "rbf"])),
+            "bias": str(choice(["feature", "r2", "none"])),
+        }
     if name == "multiclass_perceptron":
         return {"name": name, "lr": lr, "bias": str(choice(["feature", "none"]))}
     return {
@@ -169,7 +179,8 @@ def random_config(seed: int, cache_dir: str) -> dict:
     """One config of the property test: learner options, data, order, passes, orderings."""
     rng = np.random.default_rng(seed)
     learner = _options(rng)
-    linear = learner["name"] not in ("multiclass_perceptron", "mira", "kernel_perceptron")
+    kernel = ("multiclass_perceptron", "mira", "kernel_perceptron", "projectron")
+    linear = learner["name"] not in kernel
     orders = ["fixed", "shuffled"] + (["adversarial"] if linear else [])
     return {
         "learner": learner,
@@ -290,7 +301,7 @@ def test_no_logged_bound_is_broken_under_any_option(block, tmp_path):
         valid += 1
     assert found == []
     assert valid >= per_block * 0.95  # the draws are valid configs, not refusals
-    assert len(learners) == 16
+    assert len(learners) == 17
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -153,10 +153,10 @@ def test_run_logs_the_support_size_curve_and_says_why_no_bound():
     size = outcome.learner.n_support_
     assert outcome.metrics["support_size"] == size and curve[-1] == (300, float(size))
     assert outcome.metrics["updates"] > outcome.metrics["mistakes"]
-    assert (
-        outcome.tags["bounds.none"]
-        == "no mistake bound of the Projectron or Projectron++ is implemented"
-    )
+    none = "no mistake bound applies to this run (see bounds.skipped)"
+    assert outcome.tags["bounds.none"] == none
+    linear = "projectron_plus: a certificate gives a comparator in the linear kernel's space"
+    assert linear in outcome.tags["bounds.skipped"]
     with pytest.raises(LinclsInputError) as info:
         evaluation.prepare(
             compose_config(["learner=projectron", "learner.plus=true", "learner.eta=0"])

@@ -9,6 +9,7 @@ bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.999999
 from lincls.bounds import (
     alma,
     arow,
+    budget_perceptron,
     data_dependent,
     deficit,
     forgetron,
@@ -17,6 +18,7 @@ from lincls.bounds import (
     multiclass,
     passive_aggressive,
     perceptron,
+    projectron,
     romma,
     second_order,
     winnow,
@@ -39,6 +41,7 @@ from lincls.bounds._registry import (
 )
 from lincls.bounds.alma import alma_bound
 from lincls.bounds.arow import arow_bound
+from lincls.bounds.budget_perceptron import rbp_expected_bound
 from lincls.bounds.data_dependent import mohri_rostamizadeh
 from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
 from lincls.bounds.forgetron import forgetron_bound
@@ -47,6 +50,7 @@ from lincls.bounds.margin import margin_perceptron_bound
 from lincls.bounds.multiclass import mira_bound, multiclass_perceptron_bound
 from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
+from lincls.bounds.projectron import projectron_bound, projectron_plus_bound
 from lincls.bounds.romma import romma_bound
 from lincls.bounds.second_order import second_order_bound
 from lincls.bounds.winnow import winnow1_bound, winnow2_bound
@@ -66,6 +70,7 @@ __all__ = [
     "alma_bound",
     "arow",
     "arow_bound",
+    "budget_perceptron",
     "data_dependent",
     "deficit",
     "evaluate",
@@ -91,6 +96,10 @@ __all__ = [
     "pa_bound",
     "passive_aggressive",
     "perceptron",
+    "projectron",
+    "projectron_bound",
+    "projectron_plus_bound",
+    "rbp_expected_bound",
     "romma",
     "romma_bound",
     "second_order",

@@ -21,6 +21,13 @@ costs O(d·nnz) a row, since V decides the update, and O(d²) an update. ``diago
 keeps σ = diag(Σ): V = Σ_j σ_j x_j², μ_j += α y σ_j x_j and σ_j ← 1/(1/σ_j + k x_j²), the
 update of Σ⁻¹ with its off-diagonal terms dropped.
 
+No mistake bound is logged (``no_bound_reason``). No statement of a mistake bound for SCW (Wang,
+Zhao & Hoi 2012) could be checked against the paper's text, and a bound applies only to the exact
+rule it is proved for, so none is written from memory. CW here is Dredze,
+Crammer & Pereira's variance update; whether Crammer, Dredze & Pereira's later analysis of exact
+CW covers it could not be checked either (it would have to be the variance rule with this φ, from
+Σ = I).
+
 PyPI's ``scw`` (1.1.2) is no peer: it stops with a TypeError on NumPy 2 (``math.sqrt`` of a
 1 × 1 array), takes φ = Φ(η) rather than Φ⁻¹(η), and updates on the hinge loss 1 − M rather than
 φ√V − M. The bias (``bias="feature"``) is a constant feature 1 in x, ``intercept_`` its weight.
