@@ -217,6 +217,7 @@ class KernelVotedPerceptron(ClassifierMixin, BaseEstimator):
         # each curve's last point is its value in the runs table (MLflow's latest step)
         metrics = {
             "epochs": float(self.epochs), "n_train": float(self.n_train_),
+            "n_test": float(np.asarray(y).shape[0]),
             "support_vectors": float(self.support_vectors_.shape[0]),
         }  # fmt: skip
         return metrics, curves
