@@ -69,7 +69,16 @@ import numpy as np
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.games._play import Game, check_online, errs, finish, present, start, wrong_label
+from lincls.games._play import (
+    Game,
+    check_online,
+    errs,
+    finish,
+    present,
+    replay,
+    start,
+    wrong_label,
+)
 
 ADVERSARIES = ("littlestone", "additive")
 MAX_CELLS = 50_000_000  # presented examples × N held at once (400 MB of float64)
@@ -130,7 +139,8 @@ class DisjunctionGame(Game):
 
     def play(self, learner, passes: int) -> tuple[Dataset, np.ndarray]:
         record = _play(self, learner, passes)
-        return record.dataset, np.full(record.dataset.X.shape[0], int(passes), dtype=np.int64)
+        rows = record.dataset.X.shape[0]
+        return record.dataset, np.full(rows, learner.n_steps_ // max(rows, 1), dtype=np.int64)
 
 
 def make_disjunction_game(
@@ -311,9 +321,7 @@ def _play(game: DisjunctionGame, learner, passes: int) -> DisjunctionRecord:
     rounds = len(table.rows)
     X = np.array(table.rows).reshape(rounds, n)
     y = np.array(table.labels, dtype=np.int64)
-    for _ in range(int(passes) - 1):
-        for x, label in zip(X, y, strict=True):
-            present(learner, x, float(label))
+    replay(learner, X, y, int(passes) - 1)
     finish(learner, rounds)
     learner.converged_ = False
     relevant = np.sort(perm[np.asarray(target, dtype=np.int64)])

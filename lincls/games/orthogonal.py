@@ -30,7 +30,7 @@ import numpy as np
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_number
-from lincls.games._play import Game, check_online, finish, present, start, wrong_label
+from lincls.games._play import Game, check_online, finish, present, replay, start, wrong_label
 from lincls.games.perceptron import tight_mistakes
 
 MAX_CELLS = 50_000_000  # presented examples × d held at once (400 MB of float64)
@@ -108,9 +108,7 @@ def play_orthogonal(learner, game: OrthogonalGame, passes: int = 1) -> tuple[Dat
         if not present(learner, X[k], label):  # pragma: no cover - errs said it would
             raise AssertionError(f"round {k}: {type(learner).__name__} did not err")
         y[k] = int(label)
-    for _ in range(int(passes) - 1):
-        for k in range(rounds):
-            present(learner, X[k], float(y[k]))
+    replay(learner, X, y, int(passes) - 1)
     finish(learner, rounds)
     learner.converged_ = False
     u = np.zeros(d)
@@ -123,4 +121,4 @@ def play_orthogonal(learner, game: OrthogonalGame, passes: int = 1) -> tuple[Dat
         name=game.name, X=X, y=y, X_test=np.zeros((0, d)), y_test=np.zeros(0, dtype=np.int64),
         u=u, b=0.0, params=dict(game.params),
     )  # fmt: skip
-    return dataset, np.full(rounds, int(passes), dtype=np.int64)
+    return dataset, np.full(rounds, learner.n_steps_ // max(rounds, 1), dtype=np.int64)
