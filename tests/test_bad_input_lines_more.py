@@ -18,8 +18,8 @@ from lincls.errors import LinclsInputError
 LEARNER_KEYS = "bias, intercept_decay, lr, shuffle, stop_when_converged"
 # " … ": the line starts with what comes before and ends with what comes after (options may be
 # added in between)
-LEARNERS = "must be one of adaline, alma, … perceptron, voted_perceptron, winnow, got 'nosuch'"
-EXPERIMENTS = "must be one of bound_verification, … margin_sweep, … real_data, got 'nosuch'"
+LEARNERS = "must be one of adaline, alma, … perceptron, … voted_perceptron, winnow, got 'nosuch'"
+EXPERIMENTS = "must be one of bound_verification, … margin_sweep, … real_data, … got 'nosuch'"
 FILES = {  # the files' names, less their suffix, are their arguments' placeholders
     "two_rows.csv": "a,b,label\n1,2,1\n2,1,-1\n",
     "label_twice.csv": "label,a,label\n1,2,1\n2,1,-1\n3,3,1\n",
