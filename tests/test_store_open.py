@@ -233,3 +233,46 @@ def test_the_schema_graph_read_as_text_is_alembics():
     assert len(graph) > 60
     assert _migrations() == graph
     assert schema_head() == _get_latest_schema_revision()
+
+
+def _dump(db: Path) -> dict:
+    """A SQLite store's schema and every row, the experiments' times left out."""
+    with sqlite3.connect(db) as connection:
+        schema = sorted(connection.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+        rows = {}
+        for (table,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'"):
+            cursor = connection.execute(f"SELECT * FROM {table}")
+            names = [d[0] for d in cursor.description]
+            rows[table] = sorted(
+                tuple(v for n, v in zip(names, row, strict=True) if not n.endswith("_time"))
+                for row in cursor
+            )
+    return {"schema": schema, "rows": rows}
+
+
+def test_a_new_store_copied_from_the_template_is_the_store_mlflow_makes(tmp_path, monkeypatch):
+    """MLflow makes a store by running every migration (seconds); lincls keeps the first one it
+    made in the user's cache and copies it, its Default experiment placed as MLflow places it."""
+    from mlflow.tracking._tracking_service import utils
+
+    from lincls.tracking.store import _template, create
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    made = tmp_path / "made.db"
+    create(made)  # by MLflow: every migration; the result kept as the template
+    template = _template()
+    assert template.is_file() and template.parent == tmp_path / "cache" / "lincls"
+
+    def no_migrations(*args, **kwargs):
+        raise AssertionError("MLflow made the store again")
+
+    monkeypatch.setattr(utils, "_get_sqlalchemy_store", no_migrations)
+    copied = tmp_path / "copied.db"
+    create(copied)
+    assert _dump(copied) == _dump(made)
+    with sqlite3.connect(copied) as connection:
+        (location,) = connection.execute(
+            "SELECT artifact_location FROM experiments WHERE experiment_id = 0"
+        ).fetchone()
+    assert location == f"{tmp_path / 'mlruns'}/0"
