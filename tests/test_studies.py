@@ -16,7 +16,7 @@ from lincls.tracking.tags import config_hash
 
 STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible change
-    "bound_verification": 2 * (3 * 4 * 2 * 2 + 3 * 2 + 2 * 2 + 2 * 6 + 4),
+    "bound_verification": 2 * (3 * 4 * 2 * 2 + 3 * 2 + 2 * 2 + 2 * 6 + 4 + 3 * 2 + 2 * 2),
     "margin_sweep": 6 * 2 * 3,
     "radius_sweep": 5 * 2 * 3,
     "lr_sweep": 3 * (2 * 4 + 4 * 3 + 2 * 4),

@@ -213,7 +213,8 @@ def test_make_run_path_the_bound_verification_study_then_its_report(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     parents, children = _split(runs_of(uri))
-    assert len(parents) == 1 and len(children) == 3 * 4 * 2 * 2 + 3 * 2 + 2 * 2 + 2 * 6 + 4
+    assert len(parents) == 1
+    assert len(children) == 3 * 4 * 2 * 2 + 3 * 2 + 2 * 2 + 2 * 6 + 4 + 3 * 2 + 2 * 2
     assert {r.info.status for r in children} == {"FINISHED"}
     assert {r.data.tags["bound_violated"] for r in children} == {"false"}
     tight = [r for r in children if r.data.tags["dataset"] == "orthonormal"]

@@ -81,10 +81,12 @@ def _param_text(value, short: str) -> str:
 def _winnow_attainable(frame: pd.DataFrame, theorem: str) -> tuple[str, str]:
     """Littlestone's k⌊log₂(N/k)⌋ over the run's own bound, largest over the study's runs."""
     bound = column(frame, f"metrics.bound.{theorem}")
-    n = column(frame, "params.dataset.n_attributes").fillna(
-        column(frame, "params.dataset.n_features")
-    )
-    k = column(frame, "params.dataset.k")
+
+    def number(name: str) -> pd.Series:
+        return pd.to_numeric(column(frame, name), errors="coerce")
+
+    n = number("params.dataset.n_attributes").fillna(number("params.dataset.n_features"))
+    k = number("params.dataset.k")
     best, where = None, ""
     for index in bound.index[bound.notna() & n.notna() & k.notna()]:
         ratio = littlestone_lower_bound(int(n[index]), int(k[index])) / float(bound[index])
