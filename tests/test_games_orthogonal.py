@@ -78,6 +78,7 @@ def test_later_passes_repeat_the_sequence_and_the_perceptron_errs_no_more():
     _, shown = play_orthogonal(learner, make_orthogonal_game(30, 0.2, 1.0), passes=3)
     assert learner.mistakes_ == 25 and list(learner.mistakes_per_pass_) == [25, 0]
     assert (shown == 2).all() and learner.n_steps_ == 50  # the second pass made no update
+    assert learner.converged_
     learner = make("passive_aggressive")
     learner.set_params(stop_when_converged=False)
     _, shown = play_orthogonal(learner, make_orthogonal_game(30, 0.2, 1.0), passes=3)

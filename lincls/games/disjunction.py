@@ -327,7 +327,7 @@ def _play(game: DisjunctionGame, learner, passes: int) -> DisjunctionRecord:
     y = np.array(table.labels, dtype=np.int64)
     replay(learner, X, y, int(passes) - 1)
     finish(learner, rounds)
-    learner.converged_ = False
+    learner.converged_ = passes > 1 and learner.converged_  # a replayed pass without an update
     relevant = np.sort(perm[np.asarray(target, dtype=np.int64)])
     u = np.zeros(n)
     if relevant.size:

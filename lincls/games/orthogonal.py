@@ -110,7 +110,7 @@ def play_orthogonal(learner, game: OrthogonalGame, passes: int = 1) -> tuple[Dat
         y[k] = int(label)
     replay(learner, X, y, int(passes) - 1)
     finish(learner, rounds)
-    learner.converged_ = False
+    learner.converged_ = passes > 1 and learner.converged_  # a replayed pass without an update
     u = np.zeros(d)
     u[coords] = y * signs * _unit_entry(max(rounds, 1), game.margin, radius)
     if rounds and (
