@@ -29,7 +29,7 @@ NOVIKOFF_GAME = (
 ATTAINABLE = {
     "novikoff": ("1", NOVIKOFF_GAME),
     "kernel_novikoff": ("1", "orthogonal game, linear kernel without a bias"),
-    "romma": ("1", "orthogonal game (ROMMA's bound is Novikoff's)"),
+    "romma": ("1", "orthogonal game without a bias (ROMMA's bound is Novikoff's)"),
     "freund_schapire": (
         "1",
         "orthogonal game over several passes (D = 0: Novikoff's bound; on one pass the bound "
