@@ -104,8 +104,15 @@ def read_rows(
     chosen = f"SELECT r.run_uuid FROM runs r WHERE {where}"
     with engine.connect() as db:
 
-        def query(sql: str) -> list:
-            return db.execute(sqlalchemy.text(sql), values).all()
+        def query(sql: str) -> list[tuple]:
+            # the driver's own tuples: SQLAlchemy's rows cost ~3 µs each to make, and pandas
+            # probes each for attributes it lacks, every miss raising inside SQLAlchemy (a
+            # 10,000-run read spent 13 s of 19 s there)
+            result = db.execute(sqlalchemy.text(sql), values)
+            try:
+                return [tuple(row) for row in result.cursor.fetchall()]
+            finally:
+                result.close()
 
         info = pd.DataFrame(
             query(
