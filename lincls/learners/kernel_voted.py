@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from lincls.errors import check_choice, check_number
 from lincls.geometry import row_norms
-from lincls.learners._base import check_finite
+from lincls.learners._base import check_finite, sorted_classes
 from lincls.learners.kernel import KERNELS, kernel_matrix, kernel_pass_dense
 
 RULES = ("vote", "average", "last")
@@ -131,7 +131,7 @@ class KernelVotedPerceptron(ClassifierMixin, BaseEstimator):
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=False)
         check_finite(X)
-        self.classes_ = np.unique(y)
+        self.classes_ = sorted_classes(y, "at least two classes")
         n = X.shape[0]
         order = check_random_state(self.random_state).permutation(n).astype(np.int64)
         gram = np.ascontiguousarray(kernel_matrix(X, X, self.kernel, self.degree, self.gamma))

@@ -16,7 +16,7 @@ from sklearn.svm import SVC
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from lincls.errors import check_choice, check_number
-from lincls.learners._base import check_finite
+from lincls.learners._base import check_finite, sorted_classes
 from lincls.learners.kernel import KERNELS, kernel_matrix
 
 
@@ -61,6 +61,7 @@ class MaxMarginSVC(ClassifierMixin, BaseEstimator):
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=False)
         check_finite(X)
+        sorted_classes(y, "at least two classes")  # libsvm's refusal is a traceback
         gram = kernel_matrix(X, X, self.kernel, self.degree, self.gamma)
         self.kernel_scale_ = float(max(np.max(np.diag(gram)), np.finfo(float).tiny))
         self._svc = SVC(kernel="precomputed", C=float(self.C)).fit(gram / self.kernel_scale_, y)
