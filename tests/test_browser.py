@@ -222,7 +222,7 @@ def test_a_first_visit_clicking_the_experiment_opens_the_lincls_view(ui):
     driver.execute_script("window.localStorage.clear()")
 
 
-def test_a_run_s_figure_is_in_its_artifacts(ui):
+def test_a_run_s_figure_is_on_its_page_and_in_its_artifacts(ui):
     from selenium.webdriver.common.by import By
 
     from lincls.figures import DPI, FIGURE_FILE, SIZE_INCHES
@@ -231,6 +231,21 @@ def test_a_run_s_figure_is_in_its_artifacts(ui):
     _click_through_to_the_runs(ui)
     name = _wait_for(driver, lambda: _run_names(driver), "the run names")[0]
     next(a for a in driver.find_elements(By.TAG_NAME, "a") if a.text == name).click()
+    # one click: the run's page shows its figure in the description, drawn from the server
+    shown = _wait_for(
+        driver,
+        lambda: driver.execute_script(
+            "return Array.from(document.images).filter(i => i.src.includes('get-artifact') && "
+            f"i.src.includes('{FIGURE_FILE}') && i.naturalWidth > 0).map(i => i.naturalWidth)"
+        ),
+        "the figure on the run's page",
+    )
+    assert max(shown) == round(SIZE_INCHES[0] * DPI)
+    more = driver.find_elements(By.XPATH, "//*[normalize-space(text())='Show more']")
+    if more:  # the page folds a long description; the screenshot shows it whole
+        more[0].click()
+    time.sleep(1)
+    _screenshot(driver, ui["shots"] / "ui-run-figure.png")
     tab = _wait_for(
         driver,
         lambda: driver.find_elements(By.XPATH, "//button[normalize-space(.)='Artifacts']"),
@@ -253,8 +268,6 @@ def test_a_run_s_figure_is_in_its_artifacts(ui):
         "the figure drawn",
     )
     assert max(widths) == round(SIZE_INCHES[0] * DPI)
-    time.sleep(1)
-    _screenshot(driver, ui["shots"] / "ui-run-figure.png")
 
 
 def test_the_parent_run_says_its_headline(ui):

@@ -385,7 +385,13 @@ def test_every_run_gets_its_figure_and_a_colour_no_other_run_has(study):
         image = imread(local)
         size = (round(SIZE_INCHES[1] * DPI), round(SIZE_INCHES[0] * DPI))  # 250 × 640 pixels
         assert image.shape[:2] == size and image[..., :3].std() > 0.01
-        colors.append(client.get_run(run.info.run_id).data.tags["mlflow.runColor"])
+        tags = client.get_run(run.info.run_id).data.tags
+        colors.append(tags["mlflow.runColor"])
+        # the description opens with the figure, fetched from the server's artifact route
+        link = f"get-artifact?path={FIGURE_FILE}&run_uuid={run.info.run_id})"
+        note = tags["mlflow.note.content"]
+        assert note.startswith("![") and note.split("\n", 1)[0].endswith(link)
+        assert note.count(link) == 1 and note.split("\n", 1)[1].strip()  # the text follows
     assert len(set(colors)) == len(colors) == len(study["runs"])
 
 

@@ -4,6 +4,8 @@
   tightest a priori bound and Novikoff's two lemmas), so its page shows it in the Artifacts tab.
   Drawn here, never in a sweep: one figure costs more than most runs (``make bench``, section
   ``figures``). A run that has its figure keeps it (runs do not change once FINISHED).
+  Its description (the run page's Overview) opens with the figure too, an image from the
+  server's ``get-artifact`` route: the run's page shows it on opening, no click needed.
 - Each run without a colour gets one (the tag ``mlflow.runColor``, which MLflow's UI draws the
   run in), distinct from the colours the report's other runs have: MLflow otherwise picks a
   run's colour by a hash of its id among 29, and two runs of ten often share one.
@@ -14,12 +16,15 @@ from __future__ import annotations
 import colorsys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 
 from lincls.figures import CURVES, FIGURE_FILE, draw_run_figure
+from lincls.tracking.tags import NOTE_TAG
 
 COLOR_TAG = "mlflow.runColor"
+FIGURE_ALT = "cumulative mistakes under the bound, and Novikoff's lemmas"
 # Kelly's colours of maximum contrast, without white and black: 20 that tell apart at a glance.
 PALETTE = (
     "#f3c300", "#875692", "#f38400", "#a1caf1", "#be0032", "#c2b280", "#848482", "#008856",
@@ -48,6 +53,28 @@ def run_colors(runs: pd.DataFrame, existing: dict[str, str]) -> dict[str, str]:
 
 def _has_figure(client, run_id: str) -> bool:
     return any(item.path == FIGURE_FILE for item in client.list_artifacts(run_id))
+
+
+def figure_markdown(run_id: str) -> str:
+    """The run's figure as markdown its description shows: an image fetched from the server's
+    ``get-artifact`` route, relative to the UI's page, so the run's page shows it on opening
+    (MLflow's markdown keeps ``img`` with ``src``)."""
+    return f"![{FIGURE_ALT}](get-artifact?path={quote(FIGURE_FILE)}&run_uuid={quote(run_id)})"
+
+
+def show_figures(client, runs: pd.DataFrame) -> int:
+    """Put each run's figure at the head of its description (``mlflow.note.content``) unless it
+    is there; how many descriptions changed."""
+    changed = 0
+    for run_id in runs["run_id"]:  # the store's note: the report's table may not carry it
+        note = client.get_run(run_id).data.tags.get(NOTE_TAG) or ""
+        shown = figure_markdown(run_id)
+        if shown in note:
+            continue
+        # first: the page folds a long description, and shows its top
+        client.set_tag(run_id, NOTE_TAG, f"{shown}\n\n{note}".rstrip() + "\n")
+        changed += 1
+    return changed
 
 
 def draw_figures(client, runs: pd.DataFrame) -> int:
@@ -88,5 +115,8 @@ def color_runs(client, runs: pd.DataFrame) -> dict[str, str]:
 
 
 def picture_runs(client, runs: pd.DataFrame) -> tuple[int, int]:
-    """The report's pass over its runs: figures drawn, colours set."""
-    return draw_figures(client, runs), len(color_runs(client, runs))
+    """The report's pass over its runs: figures drawn (and shown in the descriptions), colours
+    set."""
+    drawn = draw_figures(client, runs)
+    show_figures(client, runs)
+    return drawn, len(color_runs(client, runs))
