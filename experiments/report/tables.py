@@ -149,7 +149,7 @@ def dataset_labels(frame: pd.DataFrame) -> pd.Series:
     """The dataset of each run; a perceptron game with its dimension (d = 2 and d ≥ (R/γ)²
     are different games: the plane's player forces half of what the orthogonal one does)."""
     name = column(frame, "tags.dataset").fillna("?").astype(str)
-    d = column(frame, "params.dataset.d").fillna("?").astype(str)
+    d = column(frame, "params.dataset.d").astype(object).fillna("?").astype(str)
     return name.where(name != "perceptron_game", name + " d=" + d)
 
 
