@@ -62,12 +62,12 @@ def figure_markdown(run_id: str) -> str:
     return f"![{FIGURE_ALT}](get-artifact?path={quote(FIGURE_FILE)}&run_uuid={quote(run_id)})"
 
 
-def show_figures(client, runs: pd.DataFrame) -> int:
+def show_figures(client, tags: dict[str, dict[str, str]]) -> int:
     """Put each run's figure at the head of its description (``mlflow.note.content``) unless it
-    is there; how many descriptions changed."""
+    is there, given each run's tags by run id; how many descriptions changed."""
     changed = 0
-    for run_id in runs["run_id"]:  # the store's note: the report's table may not carry it
-        note = client.get_run(run_id).data.tags.get(NOTE_TAG) or ""
+    for run_id, found in tags.items():
+        note = found.get(NOTE_TAG) or ""
         shown = figure_markdown(run_id)
         if shown in note:
             continue
@@ -101,13 +101,11 @@ def draw_figures(client, runs: pd.DataFrame) -> int:
     return drawn
 
 
-def color_runs(client, runs: pd.DataFrame) -> dict[str, str]:
-    """Give each run of ``runs`` without a colour a distinct one; the colours set, by run id."""
-    existing = {}
-    for run_id in runs["run_id"]:
-        found = client.get_run(run_id).data.tags.get(COLOR_TAG)
-        if found:
-            existing[run_id] = found
+def color_runs(client, runs: pd.DataFrame, tags: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Give each run of ``runs`` without a colour (in ``tags``, each run's tags by run id) a
+    distinct one; the colours set, by run id."""
+    existing = {run_id: tags[run_id][COLOR_TAG] for run_id in runs["run_id"]
+                if tags[run_id].get(COLOR_TAG)}  # fmt: skip
     chosen = run_colors(runs, existing)
     for run_id, value in chosen.items():
         client.set_tag(run_id, COLOR_TAG, value)
@@ -116,7 +114,9 @@ def color_runs(client, runs: pd.DataFrame) -> dict[str, str]:
 
 def picture_runs(client, runs: pd.DataFrame) -> tuple[int, int]:
     """The report's pass over its runs: figures drawn (and shown in the descriptions), colours
-    set."""
+    set. Each run's tags are read once, from the store: the report's table may not carry the
+    description."""
     drawn = draw_figures(client, runs)
-    show_figures(client, runs)
-    return drawn, len(color_runs(client, runs))
+    tags = {run_id: client.get_run(run_id).data.tags for run_id in runs["run_id"]}
+    show_figures(client, tags)
+    return drawn, len(color_runs(client, runs, tags))
