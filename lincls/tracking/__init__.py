@@ -20,7 +20,7 @@ from typing import Any
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
 from lincls.tracking.experiment_note import EXPERIMENT_NOTE
 from lincls.tracking.postgres_runs import open_rows
-from lincls.tracking.schema import check_store
+from lincls.tracking.schema import check_store, read_only
 from lincls.tracking.sqlite_runs import SqliteRuns, training_input
 from lincls.tracking.store import (
     DEFAULT_RETRY_SECONDS,
@@ -145,10 +145,9 @@ def _ready_experiment(uri: str, name: str, budget: float) -> str | None:
     with store_lock(uri):
         check_store(uri, budget)  # refuses a foreign file or another schema, as MLflow's path does
     import sqlite3
-    from urllib.parse import quote
 
     try:
-        connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        connection = read_only(db)
         try:
             found = connection.execute(
                 "SELECT experiment_id, lifecycle_stage FROM experiments WHERE name = ?", (name,)

@@ -53,13 +53,20 @@ def check_store(uri: str, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
         _judge(uri, _shown(uri), *_reach_database(uri, scheme, float(retry_seconds)))
 
 
-def _sqlite_contents(db: Any) -> tuple[set[str], str | None]:
-    """(table names, alembic revision) of a SQLite file, read through a read-only connection."""
+def read_only(db: Any) -> Any:
+    """A read-only ``sqlite3`` connection to the SQLite file ``db`` (never creates or writes it)."""
     import sqlite3
     from urllib.parse import quote
 
+    return sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+
+
+def _sqlite_contents(db: Any) -> tuple[set[str], str | None]:
+    """(table names, alembic revision) of a SQLite file, read through a read-only connection."""
+    import sqlite3
+
     try:
-        connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+        connection = read_only(db)
         try:
             tables = {row[0] for row in connection.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}  # fmt: skip
