@@ -9,6 +9,7 @@ The table goes to stdout and to ``results/bench.md``.
     python -m experiments.bench --quick         # small sizes, a smoke test of the harness
     python -m experiments.bench sweep10k report # the slow sections (minutes), only when named
     python -m experiments.bench report100k sweep_postgres  # slower still (PostgreSQL's programs)
+    python -m experiments.bench sweep100k       # a 100,000-config sweep (about an hour)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ SLOW_SECTIONS = [
     "report",
     "report100k",
     "sweep_postgres",
+    "sweep100k",
 ]  # minutes each: run only when named
 
 
