@@ -12,43 +12,76 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
+import uuid
 from collections.abc import Sequence
-from pathlib import Path
 
 from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.paths import sqlite_path
 
 USAGE = "usage: lincls {run,report,ui} [arguments]  (lincls <command> --help for each)"
-# The UI runs no MLflow jobs: without this, MLflow's server starts its job runner (8 huey consumer
-# processes of ~250 MB each). Two workers, so one slow page does not hold up the others.
-UI_ENV = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
-UI_WORKERS = 2
+UI_WORKERS = 2  # so one slow page does not hold up the others
+UI_APP = "experiments.ui_app:create_app()"
+ARTIFACTS_URI = "mlflow-artifacts:/"  # MLflow's server's default root when it serves artifacts
 
 
-def ui_command(argv: Sequence[str]) -> list[str]:
-    """The ``mlflow server --app-name lincls`` command line for ``lincls ui`` arguments (the UI
-    opening on model training: ``experiments.ui_app``)."""
+def ui_environment(uri: str, artifact_root: str | None) -> dict[str, str]:
+    """The variables ``mlflow server --app-name lincls --backend-store-uri uri
+    [--default-artifact-root artifact_root]`` gives its server (set by MLflow's CLI and by
+    ``mlflow.server._run_server``), with MLflow's job runner off.
+
+    Written out so that ``lincls ui`` starts the server without importing MLflow's CLI (1.5–3 s
+    of its start); ``tests/test_ui.py`` holds them equal to MLflow's own launch. The job runner
+    is off because the UI runs no jobs: with it MLflow starts 8 ``huey`` consumer processes of
+    ~250 MB each.
+    """
+    env = {
+        "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false",
+        "MLFLOW_SERVER_X_FRAME_OPTIONS": os.environ.get("MLFLOW_SERVER_X_FRAME_OPTIONS")
+        or "SAMEORIGIN",
+        "MLFLOW_ENABLE_WORKSPACES": "false",
+        "MLFLOW_TRACKING_URI": uri,
+        "MLFLOW_REGISTRY_URI": uri,
+        "_MLFLOW_SERVER_FILE_STORE": uri,
+        "_MLFLOW_SERVER_REGISTRY_STORE": uri,
+        "_MLFLOW_SERVER_ARTIFACT_ROOT": artifact_root or ARTIFACTS_URI,
+        "_MLFLOW_SERVER_SERVE_ARTIFACTS": "true",
+        "_MLFLOW_SERVER_ARTIFACT_DESTINATION": "./mlartifacts",
+        "MLFLOW_SERVER_SECRETS_CACHE_TTL": "60",
+        "MLFLOW_SERVER_SECRETS_CACHE_MAX_SIZE": "1000",
+        "_MLFLOW_SERVER_BOOT_ID": uuid.uuid4().hex,
+        "_MLFLOW_IN_JOB_EXECUTOR": "false",
+        "_MLFLOW_SGI_NAME": "uvicorn",
+    }
+    return env
+
+
+def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
+    """The server ``lincls ui`` runs for its arguments: (command line, environment, store URI).
+
+    MLflow's server app as lincls serves it (``experiments.ui_app``) in gunicorn with uvicorn's
+    workers, the app imported once before the workers are forked (``--preload``): MLflow's own
+    ``mlflow server`` has each of uvicorn's workers import the app (~3.5 s each, at once on
+    the machine's cores) after its CLI's own import, twice the start-up and the memory.
+    """
     parser = argparse.ArgumentParser(prog="lincls ui", description="The MLflow UI over a store.")
     parser.add_argument("--store", help="the tracking store (default: the one runs log to)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5000)
     args = parser.parse_args(argv)
     uri = tracking.resolve_tracking_uri(args.store)
+    host = f"[{args.host}]" if ":" in args.host else args.host
     command = [
-        str(Path(sys.executable).with_name("mlflow")) if shutil.which("mlflow") is None
-        else "mlflow",
-        "server", "--app-name", "lincls", "--backend-store-uri", uri, "--host", args.host,
-        "--port", str(args.port), "--workers", str(UI_WORKERS),
+        sys.executable, "-m", "gunicorn", "--preload", "--workers", str(UI_WORKERS),
+        "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", f"{host}:{args.port}",
+        "--timeout", "0", UI_APP,
     ]  # fmt: skip
     root = tracking.artifact_root(uri)
     if root is not None:
-        command += ["--default-artifact-root", root]
         db = sqlite_path(uri)
         db.parent.mkdir(parents=True, exist_ok=True)
-    return command
+    return command, ui_environment(uri, root), uri
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,9 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return report.main(rest)
     if command == "ui":
-        args = ui_command(rest)
-        host, port = args[args.index("--host") + 1], args[args.index("--port") + 1]
-        store = args[args.index("--backend-store-uri") + 1]
+        args, env, store = ui_command(rest)
+        bind = args[args.index("--bind") + 1]
         try:  # made with its view if missing; a store lincls must not open is one line
             _, experiment_id = tracking.open_experiment(store)
         except LinclsInputError as exc:
@@ -81,12 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         page = tracking.ui_path(experiment_id)
-        print(f"lincls: the runs as lincls reads them: http://{host}:{port}/{page}", flush=True)
-        # MLflow's own command in this process: mlflow, already imported, is not imported again
-        os.environ.update(UI_ENV)
-        from mlflow.cli import cli
-
-        return cli.main(args[1:], prog_name="mlflow")
+        print(f"lincls: the runs as lincls reads them: http://{bind}/{page}", flush=True)
+        os.environ.update(env)
+        sys.stdout.flush()
+        os.execv(sys.executable, args)  # the server in this process: its signals reach it
     print(f"error: command: must be one of run, report, ui, got {command!r}", file=sys.stderr)
     return 2
 

@@ -77,10 +77,9 @@ def ui(tmp_path_factory):
     parent = next(r for r in runs if r.data.tags.get("lincls.role") == "sweep")
     child = next(r for r in runs if r.data.tags.get("lincls.role") == "run")
     port = free_port()
-    server = start(  # what `lincls ui` runs: MLflow's server as the lincls app
-        [str(Path(sys.executable).with_name("mlflow")), "server", "--app-name", "lincls",
-         "--backend-store-uri", uri, "--default-artifact-root", tracking.artifact_root(uri),
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+    server = start(  # `lincls ui`, as a user starts it
+        [sys.executable, "-m", "experiments.cli", "ui", "--store", uri,
+         "--host", "127.0.0.1", "--port", str(port)],
         tmp / "mlflow-ui.log",
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}/"

@@ -196,16 +196,60 @@ def test_the_ui_app_sets_model_training_as_the_default_workflow_once():
     assert with_default_workflow(b"not a page") == b"not a page"
 
 
-def test_lincls_ui_runs_mlflow_server_as_the_lincls_app(tmp_path):
+MLFLOW_LAUNCH = """
+import json, os, sys
+import mlflow.server as server
+from mlflow.cli import cli
+seen = {}
+class Started:
+    pid = 0
+    def wait(self): pass
+    def poll(self): return 0
+def record(command, extra_env=None, **_):
+    seen["command"] = command
+    seen["env"] = {**{k: v for k, v in os.environ.items() if "MLFLOW" in k}, **extra_env}
+    return Started()
+server._exec_cmd = record  # MLflow's launch up to its server process, which is recorded
+cli.main(sys.argv[1:], standalone_mode=False)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["artifact root", "served artifacts"])
+def test_lincls_ui_gives_the_server_the_environment_mlflow_server_gives_it(tmp_path, root):
+    import json
     from importlib.metadata import entry_points
 
-    from experiments.cli import ui_command
+    from experiments.cli import UI_APP, ui_command, ui_environment
 
-    command = ui_command(["--store", f"sqlite:///{tmp_path / 'm.db'}", "--port", "5009"])
-    assert command[1:4] == ["server", "--app-name", "lincls"]
-    assert command[command.index("--port") + 1] == "5009"
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracking.open_experiment(uri)
+    artifacts = tracking.artifact_root(uri) if root else None
+    arguments = ["server", "--app-name", "lincls", "--backend-store-uri", uri,
+                 "--host", "127.0.0.1", "--port", "5009", "--workers", "2"]  # fmt: skip
+    if root:
+        arguments += ["--default-artifact-root", artifacts]
+    clean = {k: v for k, v in os.environ.items() if "MLFLOW" not in k}
+    done = subprocess.run(
+        [sys.executable, "-c", MLFLOW_LAUNCH, *arguments], capture_output=True, text=True,
+        cwd=tmp_path, timeout=120, env={**clean, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    mlflow_launch = json.loads(done.stdout.strip().splitlines()[-1])
+    ours = ui_environment(uri, artifacts)
+    theirs = mlflow_launch["env"]
+    boot = "_MLFLOW_SERVER_BOOT_ID"  # a fresh id each launch
+    assert len(ours.pop(boot)) == len(theirs.pop(boot)) == 32
+    assert ours == theirs
+    # the same app: MLflow's server names the entry point's factory
     (app,) = [e for e in entry_points(group="mlflow.app") if e.name == "lincls"]
-    assert app.value == "experiments.ui_app:create_app"
+    assert mlflow_launch["command"][-2:] == ["--factory", app.value]
+    assert UI_APP == app.value + "()"
+    command, env, store = ui_command(["--store", uri, "--port", "5009"])
+    assert store == uri and env["_MLFLOW_SERVER_ARTIFACT_ROOT"] == tracking.artifact_root(uri)
+    assert command[command.index("--bind") + 1] == "127.0.0.1:5009"
+    assert command[command.index("--workers") + 1] == "2" and "--preload" in command
+    assert command[-1] == UI_APP
 
 
 def test_lincls_ui_on_a_foreign_sqlite_file_is_one_line_and_leaves_it_as_it_was(tmp_path, capsys):
