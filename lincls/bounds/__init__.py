@@ -10,6 +10,7 @@ from lincls.bounds import (
     alma,
     arow,
     budget_perceptron,
+    confidence_weighted,
     data_dependent,
     deficit,
     forgetron,
@@ -42,6 +43,7 @@ from lincls.bounds._registry import (
 from lincls.bounds.alma import alma_bound
 from lincls.bounds.arow import arow_bound
 from lincls.bounds.budget_perceptron import rbp_expected_bound
+from lincls.bounds.confidence_weighted import cw_bound, scw1_bound
 from lincls.bounds.data_dependent import mohri_rostamizadeh
 from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
 from lincls.bounds.forgetron import forgetron_bound
@@ -71,6 +73,8 @@ __all__ = [
     "arow",
     "arow_bound",
     "budget_perceptron",
+    "confidence_weighted",
+    "cw_bound",
     "data_dependent",
     "deficit",
     "evaluate",
@@ -102,6 +106,7 @@ __all__ = [
     "rbp_expected_bound",
     "romma",
     "romma_bound",
+    "scw1_bound",
     "second_order",
     "second_order_bound",
     "trivial_bound",

@@ -21,12 +21,9 @@ costs O(d·nnz) a row, since V decides the update, and O(d²) an update. ``diago
 keeps σ = diag(Σ): V = Σ_j σ_j x_j², μ_j += α y σ_j x_j and σ_j ← 1/(1/σ_j + k x_j²), the
 update of Σ⁻¹ with its off-diagonal terms dropped.
 
-No mistake bound is logged (``no_bound_reason``). No statement of a mistake bound for SCW (Wang,
-Zhao & Hoi 2012) could be checked against the paper's text, and a bound applies only to the exact
-rule it is proved for, so none is written from memory. CW here is Dredze,
-Crammer & Pereira's variance update; whether Crammer, Dredze & Pereira's later analysis of exact
-CW covers it could not be checked either (it would have to be the variance rule with this φ, from
-Σ = I).
+Mistake bounds: ``lincls.bounds.confidence_weighted`` (derived there for CW and for SCW-I
+runs whose steps were never capped at C, ``clipped_steps_`` = 0; none for SCW-II or the diagonal
+variant). No statement of the papers' own bounds could be checked against their text.
 
 PyPI's ``scw`` (1.1.2) is no peer: it stops with a TypeError on NumPy 2 (``math.sqrt`` of a
 1 × 1 array), takes φ = Φ(η) rather than Φ⁻¹(η), and updates on the hinge loss 1 − M rather than
@@ -104,11 +101,13 @@ def cw_pass_dense(
     X, y, order, w, intercept, cov, variant, phi, C, c, s, mistake_rows, mistake_steps
 ):  # fmt: skip
     """One pass of CW / SCW-I / SCW-II (``variant`` 0 / 1 / 2), full Σ = ``cov`` ((d + 1)² with a
-    bias feature c), over dense ``X[order]``, in place. Returns (mistakes, updates)."""
+    bias feature c), over dense ``X[order]``, in place. Returns (mistakes, updates, SCW-I steps
+    whose α was capped at C)."""
     d = X.shape[1]
     side = cov.shape[0]
     mistakes = 0
     updates = 0
+    clipped = 0
     for step in range(order.shape[0]):
         i = order[step]
         margin = 0.0
@@ -136,7 +135,9 @@ def cw_pass_dense(
         if alpha > 0.0:
             _full_step(cov, w, intercept, s, label, alpha, beta, d)
             updates += 1
-    return mistakes, updates
+            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
+                clipped += 1
+    return mistakes, updates, clipped
 
 
 @njit(cache=True, nogil=True)
@@ -149,6 +150,7 @@ def cw_pass_csr(
     side = cov.shape[0]
     mistakes = 0
     updates = 0
+    clipped = 0
     for step in range(order.shape[0]):
         i = order[step]
         start = indptr[i]
@@ -178,18 +180,21 @@ def cw_pass_csr(
         if alpha > 0.0:
             _full_step(cov, w, intercept, s, label, alpha, beta, d)
             updates += 1
-    return mistakes, updates
+            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
+                clipped += 1
+    return mistakes, updates, clipped
 
 
 @njit(cache=True, nogil=True)
 def cw_diagonal_pass_dense(
     X, y, order, w, intercept, sigma, variant, phi, C, c, mistake_rows, mistake_steps
 ):  # fmt: skip
-    """``cw_pass_dense`` with a diagonal Σ = diag(``sigma``). Returns (mistakes, updates)."""
+    """``cw_pass_dense`` with a diagonal Σ = diag(``sigma``): the same three counts."""
     d = X.shape[1]
     biased = sigma.shape[0] > d
     mistakes = 0
     updates = 0
+    clipped = 0
     for step in range(order.shape[0]):
         i = order[step]
         margin = 0.0
@@ -218,7 +223,9 @@ def cw_diagonal_pass_dense(
                 intercept[0] += scale * sigma[d] * c
                 sigma[d] = 1.0 / (1.0 / sigma[d] + k * c * c)
             updates += 1
-    return mistakes, updates
+            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
+                clipped += 1
+    return mistakes, updates, clipped
 
 
 @njit(cache=True, nogil=True)
@@ -231,6 +238,7 @@ def cw_diagonal_pass_csr(
     biased = sigma.shape[0] > d
     mistakes = 0
     updates = 0
+    clipped = 0
     for step in range(order.shape[0]):
         i = order[step]
         start = indptr[i]
@@ -262,7 +270,9 @@ def cw_diagonal_pass_csr(
                 intercept[0] += scale * sigma[d] * c
                 sigma[d] = 1.0 / (1.0 / sigma[d] + k * c * c)
             updates += 1
-    return mistakes, updates
+            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
+                clipped += 1
+    return mistakes, updates, clipped
 
 
 class ConfidenceWeighted(MatrixClassifier):
@@ -291,10 +301,11 @@ class ConfidenceWeighted(MatrixClassifier):
     diagonal_ : σ (diagonal variant), or None
     phi_ : φ = Φ⁻¹(η)
     bias_feature_ : the constant feature (1 or 0)
+    clipped_steps_ : int, SCW-I updates whose α was capped at C (the bound needs none)
     mistakes_, updates_, ... : the online record (``lincls.learners._base``)
     """
 
-    no_bound_reason = "no mistake bound of CW or SCW is implemented"
+    bound_family = "confidence_weighted"
 
     def __init__(
         self,
@@ -334,6 +345,10 @@ class ConfidenceWeighted(MatrixClassifier):
             return
         self.covariance_ = np.eye(side)
 
+    def _reset_record(self) -> None:
+        super()._reset_record()
+        self.clipped_steps_ = 0
+
     def _run_pass(self, X, y, order):
         rows, steps = self._mistake_buffers(order.shape[0])
         rule = (_VARIANT_CODE[self.variant], self.phi_, float(self.C), self.bias_feature_)
@@ -342,20 +357,21 @@ class ConfidenceWeighted(MatrixClassifier):
         csr = layout is not None
         if self.diagonal:
             if csr:
-                mistakes, updates = cw_diagonal_pass_csr(
+                mistakes, updates, clipped = cw_diagonal_pass_csr(
                     *layout, y, order, w, b, self.diagonal_, *rule, rows, steps
                 )
             else:
-                mistakes, updates = cw_diagonal_pass_dense(
+                mistakes, updates, clipped = cw_diagonal_pass_dense(
                     X, y, order, w, b, self.diagonal_, *rule, rows, steps
                 )
         else:
             scratch = np.empty(self.covariance_.shape[0])
             state = (w, b, self.covariance_, *rule, scratch, rows, steps)
             if csr:
-                mistakes, updates = cw_pass_csr(*layout, y, order, *state)
+                mistakes, updates, clipped = cw_pass_csr(*layout, y, order, *state)
             else:
-                mistakes, updates = cw_pass_dense(X, y, order, *state)
+                mistakes, updates, clipped = cw_pass_dense(X, y, order, *state)
+        self.clipped_steps_ += int(clipped)
         return int(mistakes), int(updates), rows[:mistakes], steps[:mistakes]
 
 
