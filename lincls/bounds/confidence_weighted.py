@@ -195,7 +195,7 @@ def _cw_value(facts: RunFacts) -> BoundValue:
     gamma = float(margins.min()) if margins.shape[0] else 1.0
     K = _precision(facts, _unit_comparator(facts) / gamma)
     value = cw_bound(K, _radius(facts), float(facts.learner.phi_))
-    return BoundValue(value, {"gamma": gamma, "precision": K})
+    return BoundValue(value, {"gamma": gamma, "precision": K, "radius": _radius(facts)})
 
 
 def _scw1_value(facts: RunFacts) -> BoundValue:
@@ -206,7 +206,8 @@ def _scw1_value(facts: RunFacts) -> BoundValue:
     if margins.shape[0] == 0 or margins.min() > 0.0:
         gamma = float(margins.min()) if margins.shape[0] else 1.0
         K = base / gamma**2
-        return BoundValue(scw1_bound(K, radius, phi, C, 0.0), {"gamma": gamma, "precision": K})
+        details = {"gamma": gamma, "precision": K, "radius": radius}
+        return BoundValue(scw1_bound(K, radius, phi, C, 0.0), details)
     counts = np.asarray(facts.presentations, dtype=np.float64)
     best = (math.inf, 0.0, 0.0)
     for s in np.geomspace(1e-3, 1e4, GRID) / radius:
@@ -245,20 +246,18 @@ def _best_value(facts: RunFacts, learner_check, formula) -> BoundValue | str:
     if isinstance(found, str):
         return found
     K, gap = found
-    return BoundValue(formula(facts, K), {"precision": K, "gap": gap})
+    radius = _best_radius(facts)
+    return BoundValue(formula(K, radius), {"precision": K, "radius": radius, "gap": gap})
 
 
 def _cw_best(facts: RunFacts) -> BoundValue | str:
-    return _best_value(
-        facts, _cw_learner, lambda f, K: cw_bound(K, _best_radius(f), float(f.learner.phi_))
-    )
+    phi = float(getattr(facts.learner, "phi_", 1.0))
+    return _best_value(facts, _cw_learner, lambda K, radius: cw_bound(K, radius, phi))
 
 
 def _scw1_best(facts: RunFacts) -> BoundValue | str:
-    def formula(f, K):
-        return scw1_bound(K, _best_radius(f), float(f.learner.phi_), float(f.learner.C), 0.0)
-
-    return _best_value(facts, _scw1_learner, formula)
+    phi, C = float(getattr(facts.learner, "phi_", 1.0)), float(getattr(facts.learner, "C", 1.0))
+    return _best_value(facts, _scw1_learner, lambda K, radius: scw1_bound(K, radius, phi, C, 0.0))
 
 
 def _best_radius(facts: RunFacts) -> float:
