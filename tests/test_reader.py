@@ -156,6 +156,26 @@ def test_filters_equal_search_runs_filters(big_store, filters, filter_string):
     assert_same(ours, by_mlflow(big_store, filter_string))
 
 
+@pytest.mark.parametrize("share", [0.0, 2.0])
+def test_whole_tables_and_runs_by_id_read_the_same(big_store, monkeypatch, share):
+    """0: every long table read whole as Arrow (the ADBC driver) and cut to the chosen runs;
+    2: the chosen runs' rows read by id, as tuples, a chunk of ids a query; both equal
+    ``search_runs``."""
+    whole = reader._whole_tables
+    seen: list = []
+    monkeypatch.setattr(reader, "WHOLE_TABLE_SHARE", share)
+    monkeypatch.setattr(reader, "_whole_tables", lambda *a: seen.append(whole(*a)) or seen[-1])
+    monkeypatch.setattr(reader, "IDS_PER_QUERY", 50)  # ~400 runs: 8 queries a table by id
+    filter_string = "tags.`lincls.study` = 's2' and tags.`lincls.role` = 'run'"
+    ours = reader.runs(big_store, study="s2", status=None, curves=("curve",))
+    assert_same(ours.drop(columns="curves.curve"), by_mlflow(big_store, filter_string))
+    # more runs than IDS_PER_QUERY: the curves of every run of the metric, kept by id
+    assert all(c == [(0, 1.0), (1, 2.0), (2, 3.0), (2, 0.5)] for c in ours["curves.curve"])
+    assert [sorted(tables) for tables in seen] == (
+        [["metrics", "params", "tags"]] if share < 1 else []
+    )
+
+
 def test_curves_are_every_logged_point(big_store):
     ours = reader.runs(big_store, study="s0", curves=("curve", "ratio"))
     client = MlflowClient(big_store)

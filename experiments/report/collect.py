@@ -142,8 +142,8 @@ def _finished_unique(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]
 
 
 def rows_frame(rows: reader.Rows) -> pd.DataFrame:
-    """Runs read with SQL as ``runs_frame`` makes them of MLflow's runs (the same columns,
-    values and dtypes: text columns are built from lists, as pandas builds them from rows)."""
+    """Runs read with SQL (the tags of ``TAGS_KEPT``) as ``runs_frame`` makes them of MLflow's
+    runs: the same columns, values and dtypes."""
     info = rows.info
     if info.empty:
         return runs_frame([])
@@ -153,10 +153,8 @@ def rows_frame(rows: reader.Rows) -> pd.DataFrame:
         "start_time": info["start_ms"].tolist(),
         "status": info["status"].tolist(),
     }
-    data.update({name: column.tolist() for name, column in rows.params.items()})
-    data.update({name: column.to_numpy() for name, column in rows.metrics.items()})
-    kept = [f"tags.{key}" for key in TAGS_KEPT]
-    data.update({name: rows.tags[name].tolist() for name in kept if name in rows.tags})
+    for wide in (rows.params, rows.metrics, rows.tags):
+        data.update({name: column.array for name, column in wide.items()})
     frame = pd.DataFrame(data)
     frame = frame.sort_values(["start_time", "run_id"], kind="stable").reset_index(drop=True)
     fixed = ["run_id", "run_name", "start_time", "status"]
@@ -176,7 +174,7 @@ def read_runs(
         clauses = [f"tags.`{key}` = '{value}'" for key, value in tags.items()]
         return runs_frame(search_all(client, experiment_id, " and ".join(clauses), page_size))
     try:
-        return rows_frame(reader.read_rows(engine, experiment_id, tags))
+        return rows_frame(reader.read_rows(engine, experiment_id, tags, tag_keys=TAGS_KEPT))
     finally:
         engine.dispose()
 
@@ -231,7 +229,16 @@ def select_runs(
 
 
 def metric_histories(client, run_ids: Iterable[str], key: str) -> dict[str, Curve]:
-    """Each run's logged history of metric ``key`` as (step, value) points, by run id."""
+    """Each run's logged history of metric ``key`` as (step, value) points, by run id, in
+    MLflow's order: read with SQL where ``tracking.reader`` reads the store (MLflow's query of
+    one run's history scans every run's points of the metric: 0.5 s a run at 100,000 runs)."""
+    run_ids = list(run_ids)
+    engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
+    if engine is not None:
+        try:
+            return reader.curves_of(engine, run_ids, [key], by_time=True)[key]
+        finally:
+            engine.dispose()
     curves = {}
     for run_id in run_ids:
         history = client.get_metric_history(run_id, key)
