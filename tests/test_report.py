@@ -435,6 +435,29 @@ def test_runs_csv_holds_every_run_with_its_params_metrics_and_tags(study):
         assert column in table.columns, column
 
 
+def test_runs_csv_is_the_file_pandas_writes(tmp_path):
+    """The Arrow-joined runs.csv is ``to_csv``'s bytes: quoting (comma, quote, line end), NaN,
+    ±0, ±inf, exponents, integers, an all-missing column, a column name that needs quotes; and a
+    dtype it does not format (bool) is handed to pandas."""
+    from experiments.report.render import write_runs_csv
+
+    table = pd.DataFrame({
+        "run_id": ["a,b", 'q"x', "l\nm", "r\rs", "", None, "t\tu", " sp", "ü,ñ", "plain"],
+        "metrics.m": [0.0, -0.0, np.nan, np.inf, -np.inf, 1e16, 1e-5, 0.1, 1.7976931348623157e308,
+                      3.0],
+        "start_time": np.arange(10, dtype=np.int64) * 10**15 - 7,
+        "tags.none": [None] * 10,
+        "a,b": ["x"] * 10,
+    })  # fmt: skip
+    ours, theirs = tmp_path / "ours.csv", tmp_path / "pandas.csv"
+    for frame in (table.assign(flag=True), table.iloc[:0], table):
+        frame.to_csv(theirs, index=False)
+        write_runs_csv(frame, ours)
+        assert ours.read_bytes() == theirs.read_bytes()
+    head = b'run_id,metrics.m,start_time,tags.none,"a,b"\n"a,b",0.0,-7,,x\n"q""x",-0.0,'
+    assert ours.read_bytes().startswith(head)
+
+
 def test_plane_runs_log_weights_that_redraw_their_predictions(study):
     from lincls.registry import build_dataset
 

@@ -57,7 +57,7 @@ from experiments.report.plots import (
     plot_mistakes_vs_bound,
     plot_mistakes_vs_gamma,
 )
-from experiments.report.render import REPORT_FILE, RUNS_FILE, TOLERANCE, render
+from experiments.report.render import REPORT_FILE, RUNS_FILE, TOLERANCE, render, write_runs_csv
 from experiments.report.studies import study_sections
 from experiments.report.tables import (
     THEORY_SLOPE_GAMMA,
@@ -147,7 +147,7 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     extra, extra_files = study_sections(client, runs, out_dir)  # a reproduced paper's section
     text += extra
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
-    portable_runs(runs).to_csv(out_dir / RUNS_FILE, index=False)
+    write_runs_csv(portable_runs(runs), out_dir / RUNS_FILE)
     page = render_html(text, out_dir, f"lincls study {selection.study}")
     (out_dir / HTML_FILE).write_text(page, encoding="utf-8")
     drawn = [out_dir / name for name, why in plots.items() if why is None]

@@ -140,12 +140,18 @@ def plot_mistakes_vs_gamma(data: PlotInput, path: Path) -> str | None:
             low, high = low / 2, high * 2
         grid = np.geomspace(low, high, 50)
         ax.plot(grid, (r / grid) ** 2, "--", color=colours[r], lw=1, label=f"(R/γ)², R = {r:g}")
+    from matplotlib.colors import to_rgba_array
+
+    # one RGBA row per radius, taken per run (matplotlib resolves a colour name per point:
+    # 2 s for 100,000 runs)
+    radii = list(colours)
+    rgba = to_rgba_array([colours[r] for r in radii])
     for j, label in enumerate(sorted(labels[ok].unique())):
         mine = ok & (labels == label)
         ax.scatter(
             gamma[mine],
             mistakes[mine],
-            c=[colours[r] for r in rounded[mine]],
+            c=rgba[pd.Index(radii).get_indexer(rounded[mine])],
             marker=markers[j % len(markers)],
             s=18,
             alpha=0.7,
