@@ -2,12 +2,13 @@
 
 ``mlflow.search_runs`` builds an ORM object for every param, metric and tag row and then a
 ``Run`` per run: on 10,000 runs of ~90 values each that is ~35 s, ~8 minutes at 100,000 runs.
-Here one query reads the runs and one each their params, latest metrics and tags, and pandas
-turns the rows into columns. The table is the one ``mlflow.search_runs`` returns for the same
-runs (``tests/test_reader.py`` compares them value by value): ``run_id``, ``experiment_id``,
-``status``, ``artifact_uri``, ``start_time``, ``end_time`` (UTC timestamps), then
-``metrics.<name>`` (the latest value: at the greatest step, then timestamp), ``params.<name>``
-and ``tags.<name>``; newest run first. A store whose schema is not MLflow's revision
+Here one query reads the runs and one each their params, latest metrics and tags (on SQLite,
+for a large share of the store's runs, whole tables as Arrow arrays: no Python object per
+value), and each row goes to its (name, run) cell by integer codes. The table is the one
+``mlflow.search_runs`` returns for the same runs (``tests/test_reader.py`` compares them value
+by value): ``run_id``, ``experiment_id``, ``status``, ``artifact_uri``, ``start_time``,
+``end_time`` (UTC timestamps), then ``metrics.<name>`` (the latest value: at the greatest step,
+then timestamp), ``params.<name>`` and ``tags.<name>``; newest run first. A store whose schema is not MLflow's revision
 ``SCHEMA_REVISION`` (the one these queries are written for) or that is not a database (a
 tracking server) is read with ``mlflow.search_runs`` itself.
 """
