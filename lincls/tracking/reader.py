@@ -8,9 +8,9 @@ value), and each row goes to its (name, run) cell by integer codes. The table is
 ``mlflow.search_runs`` returns for the same runs (``tests/test_reader.py`` compares them value
 by value): ``run_id``, ``experiment_id``, ``status``, ``artifact_uri``, ``start_time``,
 ``end_time`` (UTC timestamps), then ``metrics.<name>`` (the latest value: at the greatest step,
-then timestamp), ``params.<name>`` and ``tags.<name>``; newest run first. A store whose schema is not MLflow's revision
-``SCHEMA_REVISION`` (the one these queries are written for) or that is not a database (a
-tracking server) is read with ``mlflow.search_runs`` itself.
+then timestamp), ``params.<name>`` and ``tags.<name>``; newest run first. A store whose schema
+is not MLflow's revision ``SCHEMA_REVISION`` (the one these queries are written for) or that is
+not a database (a tracking server) is read with ``mlflow.search_runs`` itself.
 """
 
 from __future__ import annotations
