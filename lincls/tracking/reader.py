@@ -169,7 +169,7 @@ def _wide(long: pa.Table, order: pa.Array, prefix: str, numeric: bool) -> pd.Dat
         return pd.DataFrame({f"{prefix}{keys[j]}": cells[j] for j in names})
     rows = np.full((len(keys), len(order)), -1, dtype=np.int64)
     rows[key, run] = np.arange(len(run))
-    value = long["value"].combine_chunks()
+    value = long["value"].cast(pa.large_string()).combine_chunks()  # 64-bit offsets: > 2 GB
     columns = {}
     for j in names:
         column = value.take(pa.array(rows[j], mask=rows[j] < 0))
