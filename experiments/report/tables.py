@@ -80,11 +80,9 @@ def violations(frame: pd.DataFrame, bound: str) -> pd.Series:
     mistakes = column(frame, "metrics.mistakes")
     value = column(frame, f"metrics.bound.{bound}")
     ratio = column(frame, f"metrics.bound_ratio.{bound}")
-    several = column(frame, "metrics.orders").fillna(1.0) > 1
-    broke = [
-        (not holds(r, 1.0)) if many else (not holds(m, v))
-        for m, v, r, many in zip(mistakes, value, ratio, several, strict=True)
-    ]
+    several = (column(frame, "metrics.orders").fillna(1.0) > 1).to_numpy()
+    m, v, r = (series.to_numpy(float) for series in (mistakes, value, ratio))
+    broke = np.where(several, ~holds(r, 1.0), ~holds(m, v))  # holds compares arrays as numbers
     return pd.Series(broke, index=frame.index) & value.notna()
 
 
