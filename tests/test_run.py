@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from conftest import compose_config, run_cli, runs_of
+from conftest import CONF, compose_config, run_cli, runs_of
 from mlflow.tracking import MlflowClient
 
 from lincls import evaluation, runner
@@ -300,3 +300,32 @@ def test_malformed_svmlight_names_file_and_line(tmp_path):
     with pytest.raises(LinclsInputError) as info:
         evaluation.prepare(compose_config(["dataset=svmlight", f"dataset.path={path}"]))
     assert str(info.value).startswith(f"dataset.path: {path} line 2: '2:oops' is not index:value")
+
+
+def test_no_lincls_config_sets_hydra_mode_so_a_plain_run_is_a_single_run():
+    # experiments.run.mode_known skips Hydra's reading of hydra.mode for such arguments
+    from hydra import compose, initialize_config_dir
+
+    from experiments.run import single_run
+
+    experiments = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
+    assert len(experiments) >= 10
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        for overrides in [[], *([f"experiment={e}"] for e in experiments)]:
+            config = compose("config", overrides=overrides, return_hydra_config=True)
+            assert config.hydra.mode is None, overrides
+    assert single_run(["learner=perceptron", "experiment=bound_verification"])
+    for argv in (["-m", "seed=0,1"], ["--multirun"], ["hydra.mode=MULTIRUN"],
+                 ["+hydra.mode=RUN"], ["--config-dir", "elsewhere"], ["--cfg", "job"],
+                 ["--info"], ["-cn", "other"]):  # fmt: skip
+        assert not single_run(argv), argv
+
+
+def test_a_run_is_a_multirun_when_an_override_says_so(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    sweep = f"hydra.sweep.dir={tmp_path / 'sweep'}"
+    done = run_cli(["hydra.mode=MULTIRUN", "seed=0,1", "dataset.n=100", "dataset.d=5",
+                    f"tracking.uri={uri}", sweep], tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    runs = [r for r in runs_of(uri) if r.data.tags.get("lincls.role") == "run"]
+    assert sorted(r.data.params["seed"] for r in runs) == ["0", "1"]
