@@ -75,7 +75,7 @@ def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
     command = [
         sys.executable, "-m", "gunicorn", "--preload", "--workers", str(UI_WORKERS),
         "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", f"{host}:{args.port}",
-        "--timeout", "0", UI_APP,
+        "--timeout", "0", "--config", "python:experiments.ui_server", UI_APP,
     ]  # fmt: skip
     root = tracking.artifact_root(uri)
     if root is not None:

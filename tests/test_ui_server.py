@@ -7,6 +7,7 @@ eight ``huey`` consumer processes of ~250 MB each, for a UI that runs no jobs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -105,3 +106,29 @@ def test_lincls_ui_answers_on_two_workers_without_a_job_runner_within_1_gb(tmp_p
                 server.wait(10)
     # stopping it stops every process it started
     wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in tree), "stop", 30)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_lincls_ui_workers_stop_when_their_arbiter_is_killed_outright(tmp_path):
+    port = free_port()
+    log = tmp_path / "ui.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "experiments.cli", "ui", "--store",
+             f"sqlite:///{tmp_path / 'mlflow.db'}", "--port", str(port)],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        wait_until(lambda: _answers(f"http://127.0.0.1:{port}/health"), "lincls ui", 120,
+                   (server,), log)  # fmt: skip
+        workers = _children().get(server.pid, [])
+        assert len(workers) == 2
+        os.kill(server.pid, signal.SIGKILL)  # the arbiter alone, no SIGTERM to its workers
+        server.wait(10)
+        wait_until(lambda: not any(Path(f"/proc/{pid}").exists() for pid in workers),
+                   "the orphaned workers' exit", 30)  # fmt: skip
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
