@@ -16,7 +16,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from lincls import evaluation
 from lincls.errors import LinclsInputError
 from lincls.learners.confidence_weighted import ConfidenceWeighted as CW
-from lincls.learners.confidence_weighted import cw_step
+from lincls.learners.confidence_weighted import cw_step, uncovered
 
 
 @parametrize_with_checks(
@@ -116,6 +116,18 @@ def test_steps_by_hand():
     alpha, beta, k = cw_step(0, 0.0, 1.0, phi, 1.0)
     assert alpha == pytest.approx((-1 + math.sqrt(1 + 8 * phi**2)) / (4 * phi), rel=1e-15)
     assert (k, beta) == pytest.approx((2 * alpha * phi, k / (1 + k)), rel=1e-15)
+    # SCW-II at M = 0, V = 1, C = 1: α = φ/√(n(n + φ²)), n = 3/2, short of the constraint by
+    # α/(2C); an update with c = α + k(M + αV) < 0 (M = −10, C = 0.01) is counted as uncovered
+    alpha, beta, k = cw_step(2, 0.0, 1.0, phi, 1.0)
+    assert alpha == pytest.approx(phi / math.sqrt(1.5 * (1.5 + phi**2)), rel=1e-15)
+    s = math.sqrt(1.0 / (1.0 + k))
+    assert alpha + alpha / 2 == pytest.approx(phi * s, rel=1e-12)
+    assert uncovered(2, 0.0, 1.0, alpha, k, 1.0) == 0
+    alpha, beta, k = cw_step(2, -10.0, 1.0, phi, 0.01)
+    assert alpha + k * (-10.0 + alpha) < 0 and uncovered(2, -10.0, 1.0, alpha, k, 0.01) == 1
+    assert (
+        uncovered(1, 0.0, 1.0, 0.1, 1.0, 0.1) == 1 and uncovered(0, -5.0, 1.0, 1.0, 9.0, 1.0) == 0
+    )
     # on or past the constraint, and at V = 0: no step
     assert cw_step(2, phi, 1.0, phi, 1.0) == (0.0, 0.0, 0.0)
     assert cw_step(0, 2 * phi, 2.0, phi, 1.0) == (0.0, 0.0, 0.0)
@@ -140,18 +152,19 @@ def test_bad_parameters_are_one_line_errors(make, message):
 
 @pytest.mark.parametrize("variant", ["cw", "scw1", "scw2"])
 def test_run_logs_the_derived_bound_where_it_applies(variant):
-    """CW logs its derived bound (``lincls.bounds.confidence_weighted``); SCW-I at C = 1 caps
-    some steps on these data, so its bound does not apply; SCW-II has none."""
+    """CW and SCW-II log their derived bounds (``lincls.bounds.confidence_weighted``); SCW-I at
+    C = 1 caps some steps on these data, so its bound does not apply."""
     config = compose_config(
         ["learner=confidence_weighted", f"learner.variant={variant}", "dataset.n=300"]
     )
     outcome = evaluation.measure(config)
     m, tags = outcome.metrics, outcome.tags
     assert ("bound.cw" in m) == (variant == "cw")
+    assert ("bound.scw2" in m) == (variant == "scw2")
     assert "bound.scw1" not in m
-    if variant == "cw":
-        assert m["mistakes"] <= m["bound.cw"]
-    else:
+    if variant == "scw1":
         assert tags["bounds.none"].startswith("no mistake bound applies to this run")
+    else:
+        assert m["mistakes"] <= m[f"bound.{variant}"]
     assert (outcome.learner.clipped_steps_ > 0) == (variant == "scw1")
     assert m["updates"] >= 1 and m["train_accuracy"] > 0.9

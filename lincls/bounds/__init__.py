@@ -43,7 +43,7 @@ from lincls.bounds._registry import (
 from lincls.bounds.alma import alma_bound
 from lincls.bounds.arow import arow_bound
 from lincls.bounds.budget_perceptron import rbp_expected_bound
-from lincls.bounds.confidence_weighted import cw_bound, scw1_bound
+from lincls.bounds.confidence_weighted import cw_bound, scw1_bound, scw2_bound
 from lincls.bounds.data_dependent import mohri_rostamizadeh
 from lincls.bounds.deficit import freund_schapire, freund_schapire_grid, voted_test_error
 from lincls.bounds.forgetron import forgetron_bound
@@ -107,6 +107,7 @@ __all__ = [
     "romma",
     "romma_bound",
     "scw1_bound",
+    "scw2_bound",
     "second_order",
     "second_order_bound",
     "trivial_bound",

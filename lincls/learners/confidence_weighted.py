@@ -21,9 +21,11 @@ costs O(d·nnz) a row, since V decides the update, and O(d²) an update. ``diago
 keeps σ = diag(Σ): V = Σ_j σ_j x_j², μ_j += α y σ_j x_j and σ_j ← 1/(1/σ_j + k x_j²), the
 update of Σ⁻¹ with its off-diagonal terms dropped.
 
-Mistake bounds: ``lincls.bounds.confidence_weighted`` (derived there for CW and for SCW-I
-runs whose steps were never capped at C, ``clipped_steps_`` = 0; none for SCW-II or the diagonal
-variant). No statement of the papers' own bounds could be checked against their text.
+Mistake bounds: ``lincls.bounds.confidence_weighted`` (derived there, full covariance only, for
+CW, for SCW-I runs whose steps were never capped at C and for SCW-II runs without a step of
+c = α + k·y μ_{t+1}·x < 0: ``clipped_steps_`` counts the steps so excluded; none for the diagonal
+variant, whose update is not a rank-one update of Σ⁻¹). No statement of the papers' own bounds
+could be checked against their text.
 
 PyPI's ``scw`` (1.1.2) is no peer: it stops with a TypeError on NumPy 2 (``math.sqrt`` of a
 1 × 1 array), takes φ = Φ(η) rather than Φ⁻¹(η), and updates on the hinge loss 1 − M rather than
@@ -84,6 +86,18 @@ def cw_step(variant, M, V, phi, C):
 
 
 @njit(cache=True, nogil=True)
+def uncovered(variant, M, V, alpha, k, C):
+    """1 for an update the derived bound of its variant excludes, else 0: an SCW-I step capped
+    at C, or an SCW-II step whose c = α + k·(M + αV) is negative (the comparator's margin would
+    enter the bound with the wrong sign; ``lincls.bounds.confidence_weighted``)."""
+    if variant == 1:
+        return 1 if alpha >= C else 0
+    if variant == 2:
+        return 1 if alpha + k * (M + alpha * V) < 0.0 else 0
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def _full_step(cov, w, intercept, s, label, alpha, beta, d):
     """μ += α y s, Σ −= β s sᵀ (s_r s_k β: symmetric bit for bit)."""
     scale = alpha * label
@@ -101,8 +115,8 @@ def cw_pass_dense(
     X, y, order, w, intercept, cov, variant, phi, C, c, s, mistake_rows, mistake_steps
 ):  # fmt: skip
     """One pass of CW / SCW-I / SCW-II (``variant`` 0 / 1 / 2), full Σ = ``cov`` ((d + 1)² with a
-    bias feature c), over dense ``X[order]``, in place. Returns (mistakes, updates, SCW-I steps
-    whose α was capped at C)."""
+    bias feature c), over dense ``X[order]``, in place. Returns (mistakes, updates, steps the
+    derived bound excludes: ``uncovered``)."""
     d = X.shape[1]
     side = cov.shape[0]
     mistakes = 0
@@ -131,12 +145,11 @@ def cw_pass_dense(
             V += np.float64(X[i, k]) * s[k]
         if side > d:
             V += c * s[d]
-        alpha, beta, _ = cw_step(variant, label * margin, V, phi, C)
+        alpha, beta, k = cw_step(variant, label * margin, V, phi, C)
         if alpha > 0.0:
             _full_step(cov, w, intercept, s, label, alpha, beta, d)
             updates += 1
-            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
-                clipped += 1
+            clipped += uncovered(variant, label * margin, V, alpha, k, C)
     return mistakes, updates, clipped
 
 
@@ -176,12 +189,11 @@ def cw_pass_csr(
             V += np.float64(data[p]) * s[indices[p]]
         if side > d:
             V += c * s[d]
-        alpha, beta, _ = cw_step(variant, label * margin, V, phi, C)
+        alpha, beta, k = cw_step(variant, label * margin, V, phi, C)
         if alpha > 0.0:
             _full_step(cov, w, intercept, s, label, alpha, beta, d)
             updates += 1
-            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
-                clipped += 1
+            clipped += uncovered(variant, label * margin, V, alpha, k, C)
     return mistakes, updates, clipped
 
 
@@ -223,8 +235,7 @@ def cw_diagonal_pass_dense(
                 intercept[0] += scale * sigma[d] * c
                 sigma[d] = 1.0 / (1.0 / sigma[d] + k * c * c)
             updates += 1
-            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
-                clipped += 1
+            clipped += uncovered(variant, label * margin, V, alpha, k, C)
     return mistakes, updates, clipped
 
 
@@ -270,8 +281,7 @@ def cw_diagonal_pass_csr(
                 intercept[0] += scale * sigma[d] * c
                 sigma[d] = 1.0 / (1.0 / sigma[d] + k * c * c)
             updates += 1
-            if variant == 1 and alpha >= C:  # SCW-I's cap bound: the derived bound needs none
-                clipped += 1
+            clipped += uncovered(variant, label * margin, V, alpha, k, C)
     return mistakes, updates, clipped
 
 
@@ -301,7 +311,8 @@ class ConfidenceWeighted(MatrixClassifier):
     diagonal_ : σ (diagonal variant), or None
     phi_ : φ = Φ⁻¹(η)
     bias_feature_ : the constant feature (1 or 0)
-    clipped_steps_ : int, SCW-I updates whose α was capped at C (the bound needs none)
+    clipped_steps_ : int, the updates the variant's derived bound excludes (SCW-I: α capped at
+        C; SCW-II: α + k·y μ_{t+1}·x < 0); the bound needs none
     mistakes_, updates_, ... : the online record (``lincls.learners._base``)
     """
 
@@ -385,4 +396,5 @@ __all__ = [
     "cw_pass_csr",
     "cw_pass_dense",
     "cw_step",
+    "uncovered",
 ]
