@@ -14,6 +14,7 @@ import itertools
 import subprocess
 import time
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 from clusters import tail_of
@@ -181,15 +182,25 @@ def test_a_lost_connection_fails_transiently_and_the_retry_connects_again(server
     assert [row[6] for row in tables["runs"]] == ["FINISHED"]
 
 
-def test_open_experiment_writes_a_postgresql_store_as_rows(server):
+def test_open_experiment_writes_a_postgresql_store_as_rows(server, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MLflow's default artifact root of a database store: ./mlruns
     uri = server(experiment=None)
     tracking._OPENED.clear()
     try:
         client, experiment_id = tracking.open_experiment(uri, "pg", retry_seconds=5)
         assert isinstance(tracking._rows(client), PostgresRuns)
         run_id = tracking.start_run(client, experiment_id, "r", {"lincls.role": "run"})
+        # a plain path, written as files where MLflow's log_text puts them, without its calls
+        artifact_uri = MlflowClient(uri).get_run(run_id).info.artifact_uri
+        assert artifact_uri.startswith(str(tmp_path / "mlruns")), artifact_uri
+        monkeypatch.setattr(type(client.client), "log_text", None)  # MLflow's call would fail
+        tracking.log_texts(client, run_id, {"dataset/columns.json": '["x0"]'})
         tracking.end_run(client, run_id)
         assert MlflowClient(uri).get_run(run_id).info.status == "FINISHED"
+        monkeypatch.undo()
+        [listed] = MlflowClient(uri).list_artifacts(run_id, "dataset")
+        assert listed.path == "dataset/columns.json"
+        assert (Path(artifact_uri) / "dataset" / "columns.json").read_text() == '["x0"]'
     finally:
         tracking._OPENED.clear()
     with psycopg.connect(uri, autocommit=True) as db:
