@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from scipy.stats import norm
+from test_second_order_bounds import _dataset as random_dataset
 
 from lincls.bounds import cw_bound, holds, scw1_bound, scw2_bound
 from lincls.data import make_noisy, make_separable
@@ -39,29 +40,7 @@ def _learner(rng: np.random.Generator) -> dict:
 
 
 def _dataset(rng: np.random.Generator, seed: int) -> dict:
-    radius = float(rng.choice([0.1, 1.0, 10.0]))
-    margin = radius * float(rng.choice([0.02, 0.05, 0.1, 0.3]))
-    offset = 0.0 if rng.random() < 0.3 else float(rng.uniform(-1, 1)) * (radius - margin)
-    data = {
-        "n": int(rng.integers(4, 40)),
-        "d": int(rng.integers(1, 6)),
-        "margin": margin,
-        "radius": radius,
-        "offset": offset,
-        "n_test": 10,
-        "seed": seed,
-    }
-    if rng.random() < 0.35:
-        overlap = int(rng.integers(0, 3))
-        return {
-            "name": "noisy",
-            **data,
-            "n": max(data["n"], 10),
-            "flip": float(rng.choice([0.05, 0.2])),
-            "deficit": 0.0 if overlap == 0 else 0.05 * margin,
-            "overlap": overlap,
-        }
-    return {"name": "separable", **data}
+    return random_dataset(rng, seed, largest_n=39, noisy=0.35)
 
 
 def random_config(seed: int, cache_dir: str) -> dict:

@@ -54,12 +54,13 @@ def _arow(rng: np.random.Generator) -> dict:
 LEARNERS = {"romma": _romma, "second_order": _second_order, "arow": _arow}
 
 
-def _dataset(rng: np.random.Generator, seed: int) -> dict:
+def _dataset(rng: np.random.Generator, seed: int, largest_n: int = 59, noisy: float = 0.3) -> dict:
+    """A random separable (or, with probability ``noisy``, noisy) dataset's config."""
     radius = float(rng.choice([0.1, 1.0, 10.0]))
     margin = radius * float(rng.choice([0.02, 0.05, 0.1, 0.3]))
     offset = 0.0 if rng.random() < 0.3 else float(rng.uniform(-1, 1)) * (radius - margin)
     data = {
-        "n": int(rng.integers(4, 60)),
+        "n": int(rng.integers(4, largest_n + 1)),
         "d": int(rng.integers(1, 6)),
         "margin": margin,
         "radius": radius,
@@ -67,7 +68,7 @@ def _dataset(rng: np.random.Generator, seed: int) -> dict:
         "n_test": 10,
         "seed": seed,
     }
-    if rng.random() < 0.3:
+    if rng.random() < noisy:
         overlap = int(rng.integers(0, 3))
         return {
             "name": "noisy",

@@ -387,33 +387,20 @@ def _best_radius(facts: RunFacts) -> float:
     return float(np.sqrt(np.max(np.asarray(squares))))
 
 
-REGISTRY.append(
-    BoundSpec(
-        "cw",
-        lambda f: _applies(f, _cw_learner, True),
-        _cw_value,
-        best=_cw_best,
-        family=A_POSTERIORI,
-        sequence=True,
+def _register(name: str, learner_check, separable_only: bool, value, best) -> None:
+    """One of this module's bounds in the registry: a posteriori, over the presented sequence."""
+    REGISTRY.append(
+        BoundSpec(
+            name,
+            lambda facts: _applies(facts, learner_check, separable_only),
+            value,
+            best=best,
+            family=A_POSTERIORI,
+            sequence=True,
+        )
     )
-)
-REGISTRY.append(
-    BoundSpec(
-        "scw1",
-        lambda f: _applies(f, _scw1_learner, False),
-        _scw1_value,
-        best=_scw1_best,
-        family=A_POSTERIORI,
-        sequence=True,
-    )
-)
-REGISTRY.append(
-    BoundSpec(
-        "scw2",
-        lambda f: _applies(f, _scw2_learner, False),
-        _scw2_value,
-        best=_scw2_best,
-        family=A_POSTERIORI,
-        sequence=True,
-    )
-)
+
+
+_register("cw", _cw_learner, True, _cw_value, _cw_best)
+_register("scw1", _scw1_learner, False, _scw1_value, _scw1_best)
+_register("scw2", _scw2_learner, False, _scw2_value, _scw2_best)
