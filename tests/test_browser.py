@@ -224,7 +224,7 @@ def test_a_first_visit_clicking_the_experiment_opens_the_lincls_view(ui):
 def test_a_run_s_figure_is_on_its_page_and_in_its_artifacts(ui):
     from selenium.webdriver.common.by import By
 
-    from lincls.figures import DPI, FIGURE_FILE, SIZE_INCHES
+    from lincls.figures import FIGURE_FILE, WIDTH
 
     driver = ui["driver"]
     _click_through_to_the_runs(ui)
@@ -239,7 +239,7 @@ def test_a_run_s_figure_is_on_its_page_and_in_its_artifacts(ui):
         ),
         "the figure on the run's page",
     )
-    assert max(shown) == round(SIZE_INCHES[0] * DPI)
+    assert max(shown) == WIDTH
     more = driver.find_elements(By.XPATH, "//*[normalize-space(text())='Show more']")
     if more:  # the page folds a long description; the screenshot shows it whole
         more[0].click()
@@ -266,7 +266,7 @@ def test_a_run_s_figure_is_on_its_page_and_in_its_artifacts(ui):
         ),
         "the figure drawn",
     )
-    assert max(widths) == round(SIZE_INCHES[0] * DPI)
+    assert max(widths) == WIDTH
 
 
 def test_the_parent_run_says_its_headline(ui):

@@ -214,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         files = write_report(client, selection, out_dir)
         if selection.parents:  # runs outside a sweep have no parent to log to
             log_report(client, selection.parents[0], files)
-        drawn, colored = picture_runs(client, selection.runs)
+        drawn, colored = picture_runs(client, experiment_id, selection.runs)
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,36 +1,48 @@
 """The report's pass over every run it covers: each run's picture and its colour in the UI.
 
-- Each run gets ``lincls.figures.FIGURE_FILE`` as an artifact (its cumulative mistakes under its
-  tightest a priori bound and Novikoff's two lemmas), so its page shows it in the Artifacts tab.
-  Drawn here, never in a sweep: one figure costs more than most runs (``make bench``, section
-  ``figures``). A run that has its figure keeps it (runs do not change once FINISHED).
-  Its description (the run page's Overview) opens with the figure too, an image from the
-  server's ``get-artifact`` route: the run's page shows it on opening, no click needed.
+- A run draws its own figure (``lincls.figures``: an SVG of its cumulative mistakes under its
+  tightest a priori bound and Novikoff's two lemmas) and its description (the run page's
+  Overview) opens with it, so the run's page shows it on opening. Only runs made before that —
+  whose description shows no figure — get one here: drawn from their logged curves, read in one
+  query, and shown at the head of their descriptions.
 - Each run without a colour gets one (the tag ``mlflow.runColor``, which MLflow's UI draws the
   run in), distinct from the colours the report's other runs have: MLflow otherwise picks a
   run's colour by a hash of its id among 29, and two runs of ten often share one.
+
+Which runs need either is learnt in one query over the whole study (no call per run), and
+the tags are written in one transaction where lincls writes the store's rows (SQLite,
+PostgreSQL); through MLflow's client, a call per run that needs a tag, elsewhere.
 """
 
 from __future__ import annotations
 
 import colorsys
-import tempfile
-from pathlib import Path
-from urllib.parse import quote
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from lincls.figures import CURVES, FIGURE_FILE, draw_run_figure
+from lincls import tracking
+from lincls.figures import CURVES, FIGURE_FILE, draw_run_figure, shows_figure, with_figure
+from lincls.tracking import reader
+from lincls.tracking.postgres_runs import open_rows
 from lincls.tracking.tags import NOTE_TAG
 
 COLOR_TAG = "mlflow.runColor"
-FIGURE_ALT = "cumulative mistakes under the bound, and Novikoff's lemmas"
 # Kelly's colours of maximum contrast, without white and black: 20 that tell apart at a glance.
 PALETTE = (
     "#f3c300", "#875692", "#f38400", "#a1caf1", "#be0032", "#c2b280", "#848482", "#008856",
     "#e68fac", "#0067a5", "#f99379", "#604e97", "#f6a600", "#b3446c", "#dcd300", "#882d17",
     "#8db600", "#654522", "#e25822", "#2b3d26",
 )  # fmt: skip
+# The head of a description where a figure stands (its markdown is ~160 characters).
+NOTE_HEAD = 400
+# SQL: whether a description's head shows a figure of the run (LIKE's "_" matches itself too).
+SHOWS_FIGURE_SQL = (
+    f"CASE WHEN substr(value, 1, {NOTE_HEAD}) LIKE "
+    "'%](get-artifact?path=mistakes_and_bound.%&run_uuid=' || run_uuid || ')%' "
+    "THEN '1' ELSE '0' END"
+)
+SEARCH_IDS = 100  # run ids in one search's filter, on a store read through MLflow's calls
 
 
 def color(index: int) -> str:
@@ -51,72 +63,128 @@ def run_colors(runs: pd.DataFrame, existing: dict[str, str]) -> dict[str, str]:
     return {run_id: next(fresh) for run_id in runs["run_id"] if run_id not in existing}
 
 
-def _has_figure(client, run_id: str) -> bool:
-    return any(item.path == FIGURE_FILE for item in client.list_artifacts(run_id))
+def _chunks(ids: Sequence[str], size: int) -> list[list[str]]:
+    return [list(ids[k : k + size]) for k in range(0, len(ids), size)]
 
 
-def figure_markdown(run_id: str) -> str:
-    """The run's figure as markdown its description shows: an image fetched from the server's
-    ``get-artifact`` route, relative to the UI's page, so the run's page shows it on opening
-    (MLflow's markdown keeps ``img`` with ``src``)."""
-    return f"![{FIGURE_ALT}](get-artifact?path={quote(FIGURE_FILE)}&run_uuid={quote(run_id)})"
+def _sql_state(engine, run_ids: Sequence[str]) -> tuple[set[str], dict[str, str]]:
+    """(the runs whose description shows their figure, each run's colour), in one query."""
+    import sqlalchemy
 
-
-def show_figures(client, tags: dict[str, dict[str, str]]) -> int:
-    """Put each run's figure at the head of its description (``mlflow.note.content``) unless it
-    is there, given each run's tags by run id; how many descriptions changed."""
-    changed = 0
-    for run_id, found in tags.items():
-        note = found.get(NOTE_TAG) or ""
-        shown = figure_markdown(run_id)
-        if shown in note:
-            continue
-        # first: the page folds a long description, and shows its top
-        client.set_tag(run_id, NOTE_TAG, f"{shown}\n\n{note}".rstrip() + "\n")
-        changed += 1
-    return changed
-
-
-def draw_figures(client, runs: pd.DataFrame) -> int:
-    """Draw and log the figure of each run of ``runs`` that has none; how many were drawn."""
-    drawn = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        for _, run in runs.iterrows():
-            run_id = run["run_id"]
-            if _has_figure(client, run_id):
+    wanted = set(run_ids)
+    sql = f"SELECT run_uuid, key, {SHOWS_FIGURE_SQL} FROM tags WHERE key = :note"
+    sql += " UNION ALL SELECT run_uuid, key, value FROM tags WHERE key = :color"
+    shown: set[str] = set()
+    colors: dict[str, str] = {}
+    with engine.connect() as db:  # every run's two tags, by their key's index, kept if wanted
+        for run_id, key, value in db.execute(
+            sqlalchemy.text(sql), {"note": NOTE_TAG, "color": COLOR_TAG}
+        ):
+            if run_id not in wanted:
                 continue
-            curves = {}
-            for key in CURVES:
-                history = client.get_metric_history(run_id, key)
-                curves[key] = sorted((int(p.step), float(p.value)) for p in history)
-            bound_name = run.get("tags.bound.tightest")
-            name = run.get("run_name")
-            png = draw_run_figure(curves, name if isinstance(name, str) else "",
-                                  bound_name if isinstance(bound_name, str) else "")  # fmt: skip
-            path = Path(tmp) / run_id / FIGURE_FILE
-            path.parent.mkdir()
-            path.write_bytes(png)
-            client.log_artifact(run_id, str(path))
-            drawn += 1
-    return drawn
+            if key == NOTE_TAG and value == "1":
+                shown.add(run_id)
+            elif key == COLOR_TAG and value:
+                colors[run_id] = value
+    return shown, colors
 
 
-def color_runs(client, runs: pd.DataFrame, tags: dict[str, dict[str, str]]) -> dict[str, str]:
-    """Give each run of ``runs`` without a colour (in ``tags``, each run's tags by run id) a
-    distinct one; the colours set, by run id."""
-    existing = {run_id: tags[run_id][COLOR_TAG] for run_id in runs["run_id"]
-                if tags[run_id].get(COLOR_TAG)}  # fmt: skip
-    chosen = run_colors(runs, existing)
+def _search_tags(client, experiment_id: str, run_ids: Sequence[str]) -> dict[str, dict]:
+    """Each run's tags through MLflow's search, ``SEARCH_IDS`` runs a call."""
+    found: dict[str, dict] = {}
+    for chunk in _chunks(run_ids, SEARCH_IDS):
+        ids = ", ".join(f"'{run_id}'" for run_id in chunk)
+        for run in client.search_runs([experiment_id], f"attributes.run_id IN ({ids})"):
+            found[run.info.run_id] = run.data.tags
+    return found
+
+
+def _notes(engine, client, experiment_id: str, run_ids: Sequence[str]) -> dict[str, str]:
+    """The whole descriptions of ``run_ids``."""
+    if engine is None:
+        tags = _search_tags(client, experiment_id, run_ids)
+        return {run_id: found.get(NOTE_TAG) or "" for run_id, found in tags.items()}
+    import sqlalchemy
+
+    statement = sqlalchemy.text(
+        "SELECT run_uuid, value FROM tags WHERE key = :note AND run_uuid IN :ids"
+    ).bindparams(sqlalchemy.bindparam("ids", expanding=True))
+    notes = dict.fromkeys(run_ids, "")
+    with engine.connect() as db:
+        for chunk in _chunks(run_ids, 500):
+            notes.update(db.execute(statement, {"note": NOTE_TAG, "ids": chunk}).all())
+    return notes
+
+
+def _history(client, run_id: str, key: str) -> list[tuple[int, float]]:
+    return sorted((int(p.step), float(p.value)) for p in client.get_metric_history(run_id, key))
+
+
+def _curves(engine, client, run_ids: Sequence[str]) -> dict[str, dict[str, list]]:
+    """``CURVES`` of ``run_ids``: {run_id: {name: points}}."""
+    if engine is not None:
+        by_key = reader.curves_of(engine, run_ids, CURVES)
+    else:
+        by_key = {key: {r: _history(client, r, key) for r in run_ids} for key in CURVES}
+    return {run_id: {key: by_key[key][run_id] for key in CURVES} for run_id in run_ids}
+
+
+def draw_missing(engine, client, experiment_id: str, runs: pd.DataFrame) -> dict[str, str]:
+    """Draw and log the figure of each run of ``runs`` (made before runs drew their own)
+    and its description opening with it; the descriptions to set, by run id."""
+    if runs.empty:
+        return {}
+    run_ids = list(runs["run_id"])
+    curves = _curves(engine, client, run_ids)
+    notes = _notes(engine, client, experiment_id, run_ids)
+    bound = dict(zip(run_ids, runs.get("tags.bound.tightest", [None] * len(runs)), strict=True))
+    for run_id in run_ids:
+        name = bound[run_id] if isinstance(bound[run_id], str) else ""
+        tracking.log_texts(client, run_id, {FIGURE_FILE: draw_run_figure(curves[run_id], name)})
+    return {run_id: with_figure(notes[run_id], run_id) for run_id in run_ids}
+
+
+def set_tags(client, uri: str, tags: Mapping[str, Mapping[str, str]]) -> None:
+    """Set ``{run_id: {key: value}}``: one transaction where lincls writes the store's rows, else
+    MLflow's calls, one a tag."""
+    tags = {run_id: found for run_id, found in tags.items() if found}
+    if not tags:
+        return
+    rows = open_rows(uri)
+    if rows is not None:
+        try:
+            rows.set_tags(tags)
+        finally:
+            rows.close()
+        return
+    for run_id, found in tags.items():
+        for key, value in found.items():
+            client.set_tag(run_id, key, value)
+
+
+def picture_runs(client, experiment_id: str, runs: pd.DataFrame) -> tuple[int, int]:
+    """The report's pass over its runs: figures drawn for the runs without one (and shown in
+    their descriptions), colours set; (figures drawn, colours set)."""
+    uri = str(getattr(client, "tracking_uri", "") or "")
+    run_ids = list(runs["run_id"])
+    engine = reader.engine_for(uri)
+    try:
+        if engine is not None:
+            shown, colors = _sql_state(engine, run_ids)
+        else:
+            tags = _search_tags(client, experiment_id, run_ids)
+            shown = {r for r, found in tags.items() if shows_figure(found.get(NOTE_TAG), r)}
+            colors = {r: found[COLOR_TAG] for r, found in tags.items() if found.get(COLOR_TAG)}
+        missing = runs[~runs["run_id"].isin(shown)]
+        notes = draw_missing(engine, client, experiment_id, missing)
+    finally:
+        if engine is not None:
+            engine.dispose()
+    chosen = run_colors(runs, colors)
+    tags: dict[str, dict[str, str]] = {run_id: {} for run_id in run_ids}
+    for run_id, note in notes.items():
+        tags[run_id][NOTE_TAG] = note
     for run_id, value in chosen.items():
-        client.set_tag(run_id, COLOR_TAG, value)
-    return chosen
-
-
-def picture_runs(client, runs: pd.DataFrame) -> tuple[int, int]:
-    """The report's pass over its runs: figures drawn (and shown in the descriptions), colours
-    set. Each run's tags are read once, from the store: the report's table may not carry the
-    description."""
-    drawn = draw_figures(client, runs)
-    tags = {run_id: client.get_run(run_id).data.tags for run_id in runs["run_id"]}
-    show_figures(client, tags)
-    return drawn, len(color_runs(client, runs, tags))
+        tags[run_id][COLOR_TAG] = value
+    set_tags(client, uri, tags)
+    return len(notes), len(chosen)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from lincls.figures import FIGURE_FILE, with_figure
 from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
 from lincls.tracking.experiment_note import EXPERIMENT_NOTE
 from lincls.tracking.postgres_runs import open_rows
@@ -32,6 +33,7 @@ from lincls.tracking.store import (
     store_lock,
     use_wal,
 )
+from lincls.tracking.tags import NOTE_TAG
 from lincls.tracking.view import (
     VIEW_COLUMNS,
     VIEW_TAG,
@@ -374,10 +376,14 @@ def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str
         run_id = start_run(client, experiment_id, payload["run_name"], payload["tags"])
     written = bool(payload.get("inputs_written"))
     finished = payload["status"] == "FINISHED"
+    artifacts = payload.get("artifacts") or {}
+    note = payload["tags"].get(NOTE_TAG)
+    # its description opens with its figure, whose link needs the run's id
+    tags = {NOTE_TAG: with_figure(note, run_id)} if note and FIGURE_FILE in artifacts else {}
     try:
         if not written:
-            log_texts(client, run_id, payload.get("artifacts") or {})
-        finish_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], {},
+            log_texts(client, run_id, artifacts)
+        finish_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], tags,
                    None if written else payload.get("dataset_input"),
                    "FINISHED" if finished else None)  # fmt: skip
     except StoreError:

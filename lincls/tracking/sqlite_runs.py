@@ -247,6 +247,18 @@ class SqliteRuns:
                     (status, end, run_id),
                 )
 
+    def set_tags(self, tags: Mapping[str, Mapping[str, str]]) -> int:
+        """Tags of many runs (``{run_id: {key: value}}``) set in one transaction; how many."""
+        rows = [(k, str(v), run_id) for run_id, found in tags.items() for k, v in found.items()]
+        if rows:
+            with self.transaction() as db:
+                db.executemany(
+                    "INSERT INTO tags (key, value, run_uuid) VALUES (?, ?, ?) "
+                    "ON CONFLICT (key, run_uuid) DO UPDATE SET value = excluded.value",
+                    rows,
+                )
+        return len(rows)
+
 
 def _validated(
     params: Mapping[str, str],
