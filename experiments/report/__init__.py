@@ -31,6 +31,7 @@ from experiments.report.collect import (
     ROLE_SWEEP,
     TAGS_KEPT,
     Selection,
+    artifact_uri,
     dataset_config,
     metric_histories,
     open_store,
@@ -172,16 +173,29 @@ def portable_runs(runs):
 
 def log_report(client, run_id: str, files: list[Path]) -> None:
     """Log the report's files as artifacts ``report/`` of ``run_id`` (the sweep's parent), with a
-    report.md whose links open the run's artifacts, and note the report in its description."""
+    report.md whose links open the run's artifacts: copied where the run's artifacts are on the
+    local disk, else through MLflow's client."""
+    import shutil
     import tempfile
 
+    root = tracking.local_artifacts(artifact_uri(client, run_id))
     with tempfile.TemporaryDirectory() as tmp:
         for path in files:
             if path.name == REPORT_FILE:
                 text = artifact_markdown(path.read_text(encoding="utf-8"), run_id)
                 path = Path(tmp) / REPORT_FILE
                 path.write_text(text, encoding="utf-8")
-            client.log_artifact(run_id, str(path), artifact_path="report")
+            if root is None:
+                client.log_artifact(run_id, str(path), artifact_path="report")
+            else:
+                (root / "report").mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, root / "report" / path.name)
+
+
+def _mlflow_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is MLflow's (a store read with SQL never imports MLflow, so none came)."""
+    errors = sys.modules.get("mlflow.exceptions")
+    return errors is not None and isinstance(exc, errors.MlflowException)
 
 
 def safe_name(study: str) -> str:
@@ -204,8 +218,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--experiment", default=tracking.DEFAULT_EXPERIMENT)
     parser.add_argument("--out", type=Path, help="where the files go (default: results/<study>/)")
     args = parser.parse_args(argv)
-    from mlflow.exceptions import MlflowException
-
     uri = tracking.resolve_tracking_uri(args.tracking_uri)
     try:
         client, experiment_id = open_store(uri, args.experiment)
@@ -218,7 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except MlflowException as exc:
+    except Exception as exc:
+        if not _mlflow_error(exc):
+            raise
         print(f"error: tracking-uri: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     logged = f"; also artifacts report/ of run {selection.parents[0]}" if selection.parents else ""

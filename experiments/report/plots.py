@@ -3,6 +3,11 @@
 A figure is ``draw(data, path) -> None | str``: it writes ``path`` and returns None, or writes
 nothing and returns why it is left out (one clause, which the report prints). ``PLOTS`` lists
 them in the order the report shows them; a new figure is a function here and one line there.
+
+Each stays under a second at 100,000 runs: the margins are fixed in inches (a layout engine
+measures every text of a figure, ~0.2 s a figure), and a scatter draws one marker per occupied
+cell of a ``CELLS`` × ``CELLS`` grid of its plot (``thinned``): a marker is wider than a cell, so
+the picture is the one every run would draw, and 100,000 runs draw a few thousand markers.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from lincls.errors import LinclsInputError
 CURVE_METRIC = "cumulative_mistakes"  # the per-step history plot_cumulative draws
 CURVE_RUNS = 8  # cumulative-mistake curves drawn (evenly spread over the bound ratios)
 BOUNDARY_RUNS = 4  # decision-boundary panels drawn
+CELLS = 150  # a scatter's grid: one marker per occupied cell (a marker spans ~1.5 cells)
+INCH_PER_CHAR = 0.075  # a tick label's width per character at the default 10 pt
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,37 @@ def _matplotlib_version() -> tuple[int, int]:
 _MPL = _matplotlib_version()
 
 
-def _figure(width: float = 6.4, height: float = 4.8):
+def _figure(width: float = 6.4, height: float = 4.8, left: float = 0.75, right: float = 0.15):
+    """A figure whose plot has fixed margins in inches (``left``, ``right``; 0.55 below for the
+    tick labels and axis label, 0.35 above for the title)."""
     from matplotlib.figure import Figure  # no pyplot: no global state, the Agg canvas
 
-    return Figure(figsize=(width, height), layout="constrained")
+    fig = Figure(figsize=(width, height))
+    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=0.55 / height,
+                        top=1 - 0.35 / height, wspace=0.25)  # fmt: skip
+    return fig
+
+
+def thinned(x: pd.Series, y: pd.Series, log: bool = True, cells: int = CELLS) -> np.ndarray:
+    """Positions (in ``x``'s index) of one point per occupied cell of a ``cells`` × ``cells``
+    grid over the points' range (log-spaced where ``log``): the first point of each cell."""
+    xs, ys = x.to_numpy(float), y.to_numpy(float)
+    if log:
+        xs, ys = np.log10(xs), np.log10(ys)
+    if xs.shape[0] <= cells:
+        return np.arange(xs.shape[0])
+
+    def cell(v: np.ndarray) -> np.ndarray:
+        span = float(v.max() - v.min()) or 1.0
+        return np.minimum(((v - v.min()) / span * cells).astype(np.int64), cells - 1)
+
+    _, first = np.unique(cell(xs) * cells + cell(ys), return_index=True)
+    return np.sort(first)
+
+
+def _left_for(labels: list[str]) -> float:
+    """The left margin in inches that fits tick labels ``labels``."""
+    return 0.3 + INCH_PER_CHAR * max((len(label) for label in labels), default=4)
 
 
 def _save(fig, path: Path) -> None:
@@ -77,13 +111,16 @@ def plot_mistakes_vs_bound(data: PlotInput, path: Path) -> str | None:
     ax = fig.add_subplot()
     for label in sorted(labels[ok].unique()):
         mine = ok & (labels == label)
-        ax.scatter(bound[mine], mistakes[mine], s=18, alpha=0.7, label=label)
+        kept = thinned(bound[mine], mistakes[mine])
+        ax.scatter(bound[mine].iloc[kept], mistakes[mine].iloc[kept], s=18, alpha=0.7,
+                   label=label)  # fmt: skip
     low = min(bound[ok].min(), mistakes[ok].min())
     high = max(bound[ok].max(), mistakes[ok].max())
     ax.plot([low, high], [low, high], "k--", lw=1, label="mistakes = bound")
     ax.set(xscale="log", yscale="log", xlabel="tightest a priori mistake bound", ylabel="mistakes")
     ax.set_title("Mistakes against the tightest a priori bound")
-    ax.legend(fontsize="small")
+    # where no run can be (mistakes above the bound): "best" tests every marker, ~0.6 s
+    ax.legend(fontsize="small", loc="upper left")
     _save(fig, path)
     return None
 
@@ -103,7 +140,7 @@ def plot_bound_ratios(data: PlotInput, path: Path) -> str | None:
                 names.append(f"{label} · {bound}{family}")
     if not boxes:
         return "no run has a mistake bound"
-    fig = _figure(7.5, 1.2 + 0.35 * len(boxes))
+    fig = _figure(7.5 + _left_for(names), 1.2 + 0.35 * len(boxes), _left_for(names))
     ax = fig.add_subplot()
     positions = np.arange(1, len(boxes) + 1)
     horizontal = {"orientation": "horizontal"} if _MPL >= (3, 10) else {"vert": False}
@@ -147,11 +184,17 @@ def plot_mistakes_vs_gamma(data: PlotInput, path: Path) -> str | None:
     radii = list(colours)
     rgba = to_rgba_array([colours[r] for r in radii])
     for j, label in enumerate(sorted(labels[ok].unique())):
-        mine = ok & (labels == label)
+        # one marker per occupied cell of each radius: each keeps its colour where they overlap
+        kept = []
+        for r in radii:
+            group = np.flatnonzero((ok & (labels == label) & (rounded == r)).to_numpy())
+            if group.shape[0]:
+                kept.append(group[thinned(gamma.iloc[group], mistakes.iloc[group])])
+        mine = np.sort(np.concatenate(kept))
         ax.scatter(
-            gamma[mine],
-            mistakes[mine],
-            c=rgba[pd.Index(radii).get_indexer(rounded[mine])],
+            gamma.iloc[mine],
+            mistakes.iloc[mine],
+            c=rgba[pd.Index(radii).get_indexer(rounded.iloc[mine])],
             marker=markers[j % len(markers)],
             s=18,
             alpha=0.7,
@@ -159,7 +202,7 @@ def plot_mistakes_vs_gamma(data: PlotInput, path: Path) -> str | None:
         )
     ax.set(xscale="log", yscale="log", xlabel="margin γ (certified)", ylabel="mistakes")
     ax.set_title("Mistakes against γ (colour: radius R)")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper right")  # few mistakes at a large margin
     _save(fig, path)
     return None
 
@@ -284,14 +327,16 @@ def plot_margin_to_max(data: PlotInput, path: Path) -> str | None:
             "(`hyperplane.margin_to_max`: a binary linear online learner with certificates.svm)"
         )
     boxes = [ratio[(labels == name) & ratio.notna()].to_numpy(float) for name in names]
-    fig = _figure(9.0, max(3.2, 1.6 + 0.4 * len(boxes)))
+    ticks = [f"{n} ({b.shape[0]})" for n, b in zip(names, boxes, strict=True)]
+    fig = _figure(9.0 + _left_for(ticks), max(3.2, 1.6 + 0.4 * len(boxes)), _left_for(ticks))
     ax = fig.add_subplot()
     positions = np.arange(1, len(boxes) + 1)
     horizontal = {"orientation": "horizontal"} if _MPL >= (3, 10) else {"vert": False}
     ax.boxplot(boxes, positions=positions, **horizontal)
     for k, values in enumerate(boxes, start=1):  # every run as a dot: a few runs make no box
-        ax.scatter(values, np.full(values.shape[0], k), s=10, alpha=0.5, color="C0")
-    ax.set_yticks(positions, [f"{n} ({b.shape[0]})" for n, b in zip(names, boxes, strict=True)])
+        dots = np.unique(np.round(values, 3))  # a thousandth apart: one dot where they coincide
+        ax.scatter(dots, np.full(dots.shape[0], k), s=10, alpha=0.5, color="C0")
+    ax.set_yticks(positions, ticks)
     ax.axvline(1.0, color="k", ls="--", lw=1, label="the maximum-margin hyperplane")
     ax.axvline(0.0, color="C3", ls=":", lw=1, label="does not separate")
     ax.invert_yaxis()

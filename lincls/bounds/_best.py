@@ -29,9 +29,7 @@ import scipy.sparse as sp
 
 from lincls import comparators
 from lincls.bounds._registry import RunFacts
-from lincls.certificates import CertificateCache
 from lincls.geometry import row_norms
-from lincls.learners.kernel import kernel_diagonal, kernel_matrix
 
 MEMORY = 64  # solutions kept in memory (the orderings and bounds of recent runs)
 _memory: OrderedDict[tuple, comparators.Solution | None] = OrderedDict()
@@ -107,6 +105,10 @@ def _solved(facts: RunFacts, kind: str, params: tuple, compute):
             if found is None:
                 return None
             return {"solution": np.concatenate(([found.value, found.gap], found.v))}
+
+        # here, not at the top: the certificates bring the data loaders (scikit-learn, ~1.3 s)
+        # into every reader of the bounds' names, such as the report
+        from lincls.certificates import CertificateCache
 
         stored = CertificateCache(facts.cache_dir).get_arrays(key, arrays)
         solution = None
@@ -301,6 +303,8 @@ def kernel_separator(facts: RunFacts) -> Comparator | str:
     with K'/R'² (feature vectors scaled to radius 1), so the solution's value is Novikoff's
     R'²‖U‖²/γ² itself.
     """
+    from lincls.learners.kernel import kernel_diagonal, kernel_matrix  # numba: when asked
+
     reason = _missing(facts)
     if reason:
         return reason

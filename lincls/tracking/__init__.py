@@ -294,6 +294,20 @@ def finish_run(
         end_run(client, run_id, status)
 
 
+def local_artifacts(uri: str) -> Path | None:
+    """The directory of a run's artifacts at ``uri`` when it is on the local disk (a ``file://``
+    URI, or a plain absolute path as a PostgreSQL store's experiments get by default), else None."""
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    parsed = urlparse(uri)
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+        return Path(url2pathname(parsed.path))
+    if not parsed.scheme and uri and Path(uri).is_absolute():
+        return Path(uri)
+    return None
+
+
 def log_texts(client, run_id: str, texts: Mapping[str, str]) -> None:
     """A run's text artifacts, by file name (e.g. ``dataset/columns.json``).
 
@@ -305,16 +319,8 @@ def log_texts(client, run_id: str, texts: Mapping[str, str]) -> None:
     """
     if not texts:
         return
-    from urllib.parse import urlparse
-    from urllib.request import url2pathname
-
-    uri = _ARTIFACT_URIS.get(run_id) or ""
-    parsed = urlparse(uri)
-    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
-        root = Path(url2pathname(parsed.path))
-    elif not parsed.scheme and Path(uri).is_absolute():  # a database store's default: a plain path
-        root = Path(uri)
-    else:
+    root = local_artifacts(_ARTIFACT_URIS.get(run_id) or "")
+    if root is None:
         for name, text in texts.items():
             client.log_text(run_id, text, name)
         return
