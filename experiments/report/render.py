@@ -31,6 +31,39 @@ RUNS_FILE = "runs.csv"
 TOLERANCE = f"{RELATIVE_TOLERANCE:g}".replace("e-0", "e-")  # as written: 1e-9
 
 
+# Which theorems speak of the presented sequence itself (``BoundSpec.sequence``), by the names the
+# report gives them, and which of every sequence of the data's margin and radius
+# (``tests/test_vacuity_words.py`` holds both lists equal to the registry's).
+SEQUENCE_THEOREMS = {
+    "Freund–Schapire's": ("freund_schapire",),
+    "second-order": ("second_order",),
+    "AROW": ("arow",),
+    "CW": ("cw",),
+    "SCW": ("scw1", "scw2"),
+    "Forgetron": ("forgetron",),
+    "Projectron": ("projectron", "projectron_plus"),
+}
+EVERY_SEQUENCE_THEOREMS = {
+    "Novikoff's and its kin": ("novikoff", "novikoff_bias", "novikoff_2r", "kernel_novikoff",
+                               "margin_perceptron", "multiclass_perceptron"),
+    "PA": ("pa", "pa1", "pa2", "mira_pa1_kesler"),
+    "ROMMA": ("romma",),
+    "ALMA": ("alma",),
+    "Winnow": ("winnow1", "winnow2"),
+    "Mohri–Rostamizadeh": ("mohri_rostamizadeh",),
+}  # fmt: skip
+VACUITY_RULE = (
+    "A bound is **vacuous** on a run when no learner could make as many mistakes as it "
+    "allows: a theorem about the presented sequence itself ("
+    + ", ".join(SEQUENCE_THEOREMS)
+    + ") at or above the examples the run presented; a theorem about every sequence of the "
+    "data's margin and radius, however long ("
+    + ", ".join(EVERY_SEQUENCE_THEOREMS)
+    + "), at or above the most examples the run could present (passes × rows). A vacuous "
+    "bound is counted in `vacuous`, has no ratio and is never a run's tightest."
+)
+
+
 def _num(x: float) -> str:
     """A ratio or slope for the table: 6 significant digits, always with a decimal point."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -138,9 +171,7 @@ def render(
             "bound). A priori bounds are functions of the data and a comparator; a posteriori "
             "ones (Mohri–Rostamizadeh) read the run's own mistake rounds, so the two are ranked "
             "apart: `tightest` is each run's smallest a priori bound, `tightest_a_posteriori` "
-            "its smallest a posteriori one. A bound at or above the number of examples the run "
-            "presented is **vacuous** there (no learner can make more mistakes than that): it is "
-            "counted in `vacuous`, has no ratio and is never a run's tightest.",
+            "its smallest a posteriori one. " + VACUITY_RULE,
             "",
             "| learner | bound | family | runs | vacuous | violations | median ratio | max ratio |",
             "|---|---|---|---:|---:|---:|---:|---:|",

@@ -78,9 +78,10 @@ def describe_run(
         lines.append("A bound is VIOLATED (see the `bound_ratio.*` above 1).")
     if tags.get("bounds.vacuous"):
         lines.append(
-            "Vacuous here (at or above the mistakes any learner could make on this run's "
-            f"sequence, so they say nothing of it; logged without a ratio): "
-            f"{tags['bounds.vacuous']}."
+            "Vacuous here (at or above the mistakes any learner could make: for a theorem "
+            "about this sequence, the examples presented; for one about every sequence of the "
+            "data's margin and radius, passes × rows; so they say nothing of this run, and are "
+            f"logged without a ratio): {tags['bounds.vacuous']}."
         )
     if "bound.tightest" not in metrics and tags.get("bounds.none"):
         lines.append(f"No mistake bound: {tags['bounds.none']}.")
