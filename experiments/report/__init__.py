@@ -224,7 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         selection = select_runs(client, experiment_id, args.target)
         out_dir = args.out or tracking.project_root() / "results" / safe_name(selection.study)
         files = write_report(client, selection, out_dir)
-        if selection.parents:  # runs outside a sweep have no parent to log to
+        # runs outside a sweep have no parent to log to; a running sweep's report is not final
+        if selection.parents and selection.parents[0] not in selection.running:
             log_report(client, selection.parents[0], files)
         drawn, colored = picture_runs(client, experiment_id, selection.runs)
     except LinclsInputError as exc:
@@ -235,7 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: tracking-uri: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
-    logged = f"; also artifacts report/ of run {selection.parents[0]}" if selection.parents else ""
+    logged = ""
+    if selection.parents and selection.parents[0] not in selection.running:
+        logged = f"; also artifacts report/ of run {selection.parents[0]}"
+    for parent, (jobs, made) in selection.running.items():
+        print(f"note: sweep {parent} is still running: {max(jobs - made, 0)} of its {jobs} "
+              "configs have no run yet; this report covers the runs written so far")  # fmt: skip
     logged += f"; run figures drawn: {drawn}, run colours set: {colored}"
     print(
         f"report: {out_dir / REPORT_FILE} "

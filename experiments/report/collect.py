@@ -48,13 +48,16 @@ class Selection:
     """The runs a report covers: a study's name, its FINISHED runs and the sweeps they came from.
 
     ``parents`` are the sweeps' parent run ids, newest first (the report is logged to the
-    first); ``left_out`` counts runs of those sweeps that are not in ``runs`` and why.
+    first); ``left_out`` counts runs of those sweeps that are not in ``runs`` and why;
+    ``running`` the sweeps among them that are still writing runs.
     """
 
     study: str
     runs: pd.DataFrame
     parents: list[str]
     left_out: dict[str, int] = field(default_factory=dict)
+    # the sweeps of ``parents`` still running: parent id → (configs, configs with a run so far)
+    running: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 class Store:
@@ -132,7 +135,7 @@ def search_all(
             return runs
 
 
-def runs_frame(runs: Sequence) -> pd.DataFrame:
+def runs_frame(runs: Sequence, tag_keys: Sequence[str] = TAGS_KEPT) -> pd.DataFrame:
     """MLflow runs as a table: run_id, start_time, status, ``params.*``, ``metrics.*``, ``tags.*``.
 
     Rows are sorted by start time (then id), so the same runs always give the same table.
@@ -147,7 +150,7 @@ def runs_frame(runs: Sequence) -> pd.DataFrame:
         }
         row.update({f"params.{k}": v for k, v in run.data.params.items()})
         row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})
-        row.update({f"tags.{k}": run.data.tags[k] for k in TAGS_KEPT if k in run.data.tags})
+        row.update({f"tags.{k}": run.data.tags[k] for k in tag_keys if k in run.data.tags})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=["run_id", "run_name", "start_time", "status"])
     if rows:
@@ -204,19 +207,24 @@ def rows_frame(rows: reader.Rows) -> pd.DataFrame:
 
 
 def read_runs(
-    client, experiment_id: str, tags: dict[str, str], page_size: int = PAGE_SIZE
+    client,
+    experiment_id: str,
+    tags: dict[str, str],
+    page_size: int = PAGE_SIZE,
+    tag_keys: Sequence[str] = TAGS_KEPT,
 ) -> pd.DataFrame:
     """The runs of ``experiment_id`` with every tag of ``tags`` (name: value) as ``runs_frame``
-    gives them: read with SQL where ``tracking.reader`` reads the store, else searched page by
-    page."""
+    gives them (the tags ``tag_keys``): read with SQL where ``tracking.reader`` reads the store,
+    else searched page by page."""
     for value in tags.values():
         _quoted("study", value)
     engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
     if engine is None:
         clauses = [f"tags.`{key}` = '{value}'" for key, value in tags.items()]
-        return runs_frame(search_all(client, experiment_id, " and ".join(clauses), page_size))
+        found = search_all(client, experiment_id, " and ".join(clauses), page_size)
+        return runs_frame(found, tag_keys)
     try:
-        return rows_frame(reader.read_rows(engine, experiment_id, tags, tag_keys=TAGS_KEPT))
+        return rows_frame(reader.read_rows(engine, experiment_id, tags, tag_keys=tag_keys))
     finally:
         engine.dispose()
 
@@ -231,7 +239,9 @@ def select_runs(
 ) -> Selection:
     """The runs to report: the latest sweep (``target`` None), a sweep by its parent run id, or a
     study by name (its FINISHED runs over every sweep, one per config hash, the newest)."""
-    sweeps = read_runs(client, experiment_id, {"lincls.role": ROLE_SWEEP}, page_size)
+    sweeps = read_runs(
+        client, experiment_id, {"lincls.role": ROLE_SWEEP}, page_size, (*TAGS_KEPT, *SWEEP_TAGS)
+    )
     sweeps = sweeps.sort_values(  # newest first, as MLflow's search orders them
         ["start_time", "run_id"], ascending=[False, True], kind="stable"
     ).reset_index(drop=True)
@@ -267,7 +277,42 @@ def select_runs(
         # Only the sweeps that still contribute a run; the report goes to the newest of them.
         used = set(runs.get("tags.mlflow.parentRunId", pd.Series(dtype=object)).dropna())
         parents = [p for p in parents if p in used] or parents
-    return Selection(study, runs, parents, left_out)
+    return Selection(study, runs, parents, left_out, still_running(by_id, parents, children))
+
+
+SWEEP_TAGS = ("lincls.jobs", "lincls.host", "lincls.pid")  # a sweep's size and writer
+
+
+def _writing(parent: pd.Series) -> bool:
+    """Whether a RUNNING sweep's process still runs (one on another host is taken at its word;
+    one on this host whose process is gone was killed, and the next sweep closes it)."""
+    import os
+    import socket
+
+    host, pid = _text(parent, "tags.lincls.host"), _text(parent, "tags.lincls.pid") or ""
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def still_running(
+    by_id: dict[str, pd.Series], parents: Sequence[str], children: pd.DataFrame
+) -> dict[str, tuple[int, int]]:
+    """The sweeps of ``parents`` still writing runs: (configs, configs with a run so far)."""
+    made = column(children, "tags.mlflow.parentRunId").value_counts()
+    running = {}
+    for parent_id in parents:
+        parent = by_id[parent_id]
+        if parent["status"] == "RUNNING" and _writing(parent):
+            jobs = _text(parent, "tags.lincls.jobs") or ""
+            running[parent_id] = (int(jobs) if jobs.isdigit() else 0, int(made.get(parent_id, 0)))
+    return running
 
 
 def metric_histories(client, run_ids: Iterable[str], key: str) -> dict[str, Curve]:

@@ -125,6 +125,16 @@ def _margin_lines(margins: pd.DataFrame) -> list[str]:
     return lines
 
 
+def running_lines(running: Mapping[str, tuple[int, int]]) -> list[str]:
+    """A line for each sweep still writing runs: the report is of the runs so far."""
+    return [
+        f"- **Sweep `{parent}` is still running**: {max(jobs - made, 0)} of its {jobs} configs "
+        "have no run yet, so this report covers the runs written so far (run it again when "
+        "the sweep ends; it is not logged to the running sweep)."
+        for parent, (jobs, made) in running.items()
+    ]
+
+
 def render(
     selection: Selection,
     table: pd.DataFrame,
@@ -152,6 +162,7 @@ def render(
         ),
         "- Sweeps (parent runs, newest first): "
         + (", ".join(f"`{p}`" for p in selection.parents) or "none (runs outside any sweep)"),
+        *running_lines(selection.running),
         f"- Learners: {', '.join(sorted(learner_labels(runs).unique()))}; datasets: "
         f"{', '.join(sorted(column(runs, 'tags.dataset').dropna().unique()))}",
         f"- Runs the runner tagged `bound_violated=true`: {flagged}",
