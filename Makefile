@@ -83,7 +83,6 @@ fs99: $(RUN_STAMP)
 
 ## kwa97: Kivinen, Warmuth & Auer 1997, the perceptron against Winnow on disjunctions as N grows
 ## (70 runs, 2 workers, ~2.5 minutes on a busy 2-core machine), then results/kwa97/report.md
-## (~2 minutes more at load 12: it draws each run's figure)
 kwa97: $(RUN_STAMP)
 	$(PY) -m experiments.run -m experiment=kwa97 hydra.launcher.n_jobs=2
 	$(PY) -m experiments.report kwa97
