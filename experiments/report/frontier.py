@@ -16,7 +16,6 @@ import pandas as pd
 
 from experiments.report.collect import column
 from experiments.report.tables import TIGHTEST, bound_names, learner_labels, orders_of
-from lincls.games.disjunction import littlestone_lower_bound
 
 GAMES = ("perceptron_game", "orthogonal_game", "disjunction_game")
 KINDS = ("fixed data", "restricted game", "constructive game")
@@ -80,6 +79,9 @@ def _param_text(value, short: str) -> str:
 
 def _winnow_attainable(frame: pd.DataFrame, theorem: str) -> tuple[str, str]:
     """Littlestone's k⌊log₂(N/k)⌋ over the run's own bound, largest over the study's runs."""
+    # here, not at the top: the games' package brings the learners (scikit-learn, numba, ~1 s)
+    from lincls.games.disjunction import littlestone_lower_bound
+
     bound = column(frame, f"metrics.bound.{theorem}")
 
     def number(name: str) -> pd.Series:
