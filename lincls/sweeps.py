@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -36,7 +35,7 @@ from typing import Any
 
 from lincls import tracking
 from lincls.runner import execute, execute_deferred, refused_run
-from lincls.tracking import progress
+from lincls.tracking import progress, sweep_runs
 from lincls.tracking.store import (
     DEFAULT_MAX_STORE_FAILURES,
     DEFAULT_RETRY_SECONDS,
@@ -44,13 +43,10 @@ from lincls.tracking.store import (
     one_line,
 )
 from lincls.tracking.tags import (
-    HASH_TAG,
-    HOST_TAG,
     LABEL_TAG,
     NOTE_TAG,
     OVERRIDES_TAG,
     PARENT_TAG,
-    PID_TAG,
     ROLE_TAG,
     STUDY_TAG,
     VARYING_TAG,
@@ -97,46 +93,6 @@ class SweepRecord:
         return cls(**fields)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _search_all(client, experiment_id: str, filter_string: str) -> list:
-    runs, token = [], None
-    while True:
-        page = client.search_runs(
-            [experiment_id], filter_string=filter_string, max_results=1000, page_token=token
-        )
-        runs.extend(page)
-        token = page.token
-        if not token:
-            return runs
-
-
-def mark_dead_runs_killed(client, experiment_id: str) -> list[str]:
-    """Close KILLED every RUNNING run whose writing process on this host is gone.
-
-    A sweep killed with ``kill -9`` leaves its parent and the runs in flight RUNNING; they are
-    found by the host and pid each run carries. Returns the ids closed.
-    """
-    host = socket.gethostname()
-    closed = []
-    for run in _search_all(client, experiment_id, "attributes.status = 'RUNNING'"):
-        tags = run.data.tags
-        if tags.get(HOST_TAG) != host or not tags.get(PID_TAG, "").isdigit():
-            continue
-        if not _alive(int(tags[PID_TAG])):
-            tracking.end_run(client, run.info.run_id, "KILLED")
-            closed.append(run.info.run_id)
-    return closed
-
-
 def varying_keys(jobs: Sequence[Sequence[str]]) -> tuple[str, ...]:
     """The override keys whose value is not the same in every job (what a run name shows)."""
     values: dict[str, set[str]] = {}
@@ -172,7 +128,7 @@ def start_sweep(
     experiment = settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
     retry_seconds = float(settings.get("retry_seconds", DEFAULT_RETRY_SECONDS))
     client, experiment_id = tracking.open_experiment(uri, experiment, retry_seconds)
-    mark_dead_runs_killed(client, experiment_id)
+    sweep_runs.mark_dead_runs_killed(client, experiment_id)
     study = study_of(config)
     tags = {
         ROLE_TAG: "sweep",
@@ -189,12 +145,7 @@ def start_sweep(
     progress_file.write_text("")
     finished: tuple[str, ...] = ()
     if settings.get("skip_finished"):
-        done = _search_all(
-            client,
-            experiment_id,
-            f"tags.`{STUDY_TAG}` = '{study}' and attributes.status = 'FINISHED'",
-        )
-        finished = tuple(sorted({r.data.tags.get(HASH_TAG, "") for r in done} - {""}))
+        finished = sweep_runs.finished_hashes(client, experiment_id, study)
     record = SweepRecord(
         uri,
         experiment,
@@ -260,19 +211,17 @@ def finish_sweep(
     children = f"tags.`{PARENT_TAG}` = '{record.parent_run_id}'"
     try:
         if not interrupted and not all(sure for _, _, sure in missing):
-            done = _search_all(
+            done = sweep_runs.search_all(
                 client, record.experiment_id, f"{children} and attributes.status = 'FINISHED'"
             )
             written = {r.data.tags.get(OVERRIDES_TAG) for r in done}
             limit = tracking.PARAM_VALUE_LIMIT
             missing = [m for m in missing if m[0][:limit] not in written]
-        for run in _search_all(
-            client, record.experiment_id, f"{children} and attributes.status = 'RUNNING'"
-        ):
+        for run_id, _, _ in sweep_runs.running(client, record.experiment_id, record.parent_run_id):
             if interrupted:
-                tracking.end_run(client, run.info.run_id, "KILLED")
+                tracking.end_run(client, run_id, "KILLED")
             else:
-                client.delete_run(run.info.run_id)
+                client.delete_run(run_id)
     except tracking.StoreError:
         pass  # said by the caller's summary; the run is closed KILLED by the next sweep
     status = "KILLED" if interrupted else "FAILED" if missing else "FINISHED"
