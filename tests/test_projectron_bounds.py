@@ -18,7 +18,12 @@ from scipy.optimize import minimize
 
 from lincls import evaluation
 from lincls.bounds import RunFacts, holds
-from lincls.bounds.projectron import best_projectron, projectron_bound, projectron_plus_bound
+from lincls.bounds.projectron import (
+    best_projectron,
+    projectron_bound,
+    projectron_plus_bound,
+    reach,
+)
 from lincls.data import make_separable
 from lincls.evaluation import RunPlan, fit_and_evaluate, measure
 from lincls.learners.projectron import Projectron
@@ -37,6 +42,11 @@ def test_the_bounds_by_hand():
     # (4·(1 + 0.01·10/2) + 2·3)/(2 − 2·0.1·2 − 0.25)
     assert projectron_plus_bound(2.0, 0.5, 0.01, 3.0, 10) == pytest.approx(10.2 / 1.35, rel=1e-14)
     assert math.isinf(projectron_plus_bound(0.1, 1.5, 0.01, 0.0, 0))  # R'² ≥ 2
+    # the mistakes' reach η' = 0.04 in the denominator, the margin steps' η = 0.01 above it:
+    # (4·(1 + 0.01·10/2) + 2·3)/(2 − 2·0.2·2 − 0.25)
+    assert projectron_plus_bound(2.0, 0.5, 0.01, 3.0, 10, 0.04) == pytest.approx(10.2 / 0.95)
+    # η' = max(η, 10⁻⁶R'²): η wherever R'² ≤ 10⁶η
+    assert (reach(0.01, 100.0), reach(0.01, 1e3), reach(0.0, 2.0)) == (0.01, 1.0, 4e-6)
 
 
 def test_the_bound_at_the_mistakes_own_losses_holds_at_random_comparators():
@@ -64,7 +74,8 @@ def test_the_bound_at_the_mistakes_own_losses_holds_at_random_comparators():
         for _ in range(30):
             v = rng.standard_normal(Xa.shape[1]) * float(rng.choice([0.1, 1.0, 10.0, 100.0]))
             losses = np.maximum(0.0, 1.0 - signed[rows] * (Xa[rows] @ v)).sum()
-            bound = projectron_bound(float(np.linalg.norm(v)), radius, eta, float(losses))
+            distance = reach(eta, radius)  # η itself but at η = 10⁻⁹ and radius 30
+            bound = projectron_bound(float(np.linalg.norm(v)), radius, distance, float(losses))
             if math.isfinite(bound):
                 checked += 1
                 worst = max(worst, model.mistakes_ / bound)
@@ -73,9 +84,9 @@ def test_the_bound_at_the_mistakes_own_losses_holds_at_random_comparators():
 
 
 def random_config(seed: int, cache_dir: str) -> dict:
-    """The Projectron or Projectron++ (linear kernel, every bias rule, η from 10⁻⁴ to 1) on
-    certified separable or noisy data with offsets, radii 0.1 to 10, fixed and shuffled orders
-    (kernel learners have no adversarial order), 1-5 passes, 1-2 orderings."""
+    """The Projectron or Projectron++ (linear kernel, every bias rule, η from 10⁻⁴ to 1, and 0
+    for the Projectron) on certified separable or noisy data with offsets, radii 0.1 to 10, fixed
+    and shuffled orders (kernel learners have no adversarial order), 1-5 passes, 1-2 orderings."""
     rng = np.random.default_rng([seed, 2009])
     radius = float(rng.choice([0.1, 0.5, 1.0, 10.0]))
     margin = radius * float(rng.choice([0.02, 0.05, 0.1, 0.3]))
@@ -89,11 +100,12 @@ def random_config(seed: int, cache_dir: str) -> dict:
         deficit = 0.0 if overlap == 0 else 0.05 * margin
         dataset = {"name": "noisy", **data, "n": max(data["n"], 10), "flip": flip,
                    "deficit": deficit, "overlap": overlap}  # fmt: skip
+    plus = bool(rng.random() < 0.5)
     return {
         "learner": {
             "name": "projectron",
-            "plus": bool(rng.random() < 0.5),
-            "eta": float(rng.choice([1e-4, 0.01, 0.1, 1.0])),
+            "plus": plus,
+            "eta": float(rng.choice([1e-4, 0.01, 0.1, 1.0] + ([] if plus else [0.0]))),
             "bias": str(rng.choice(["feature", "none", "r2"])),
         },
         "dataset": dataset,
@@ -179,7 +191,7 @@ def test_best_separator_equals_an_independent_minimisation(tmp_path):
         norm_sq = independent_minimum(signed[:, None] * X, start)
         radius_aug = float(np.sqrt(np.sum(X**2, axis=1).max()))
         gamma = 1.0 / math.sqrt(norm_sq)
-        expected = (radius_aug / (gamma - math.sqrt(eta))) ** 2
+        expected = (radius_aug / (gamma - math.sqrt(reach(eta, radius_aug)))) ** 2
         largest = float(np.linalg.norm(data.X, axis=1).max())
         facts = RunFacts(learner=outcome.learner, radius=largest, certificate=None,
                          presentations=None, X=data.X, y=data.y)  # fmt: skip
@@ -195,8 +207,11 @@ def test_best_separator_equals_an_independent_minimisation(tmp_path):
 
 def test_where_the_bounds_do_not_apply():
     base = ["learner=projectron", "dataset.n=100", "dataset.n_test=0", "certificates.svm=false"]
-    skipped = evaluation.measure(compose_config([*base, "learner.eta=0"])).tags["bounds.skipped"]
-    assert "projectron: η = 0: a vector in the span is added on a rounding residue" in skipped
+    # at η = 0 a mistake within 10⁻⁶K(x, x) of the span is projected: S stays independent, and
+    # the bound applies at η' = 10⁻⁶R'²
+    zero = evaluation.measure(compose_config([*base, "learner.eta=0", "dataset.d=3"]))
+    assert (zero.metrics["mistakes"], zero.learner.n_support_) == (10, 4)  # (x, c) in ℝ⁴
+    assert zero.metrics["bound.projectron"] == pytest.approx(71.77, abs=0.01)
     tags = evaluation.measure(compose_config([*base, "learner.kernel=rbf"])).tags
     assert (
         "projectron: a certificate gives a comparator in the linear kernel's space"

@@ -49,12 +49,17 @@ loss sum is logged over every presentation; the comparator scans v = s·u as abo
 not convex in v either). The rescaled form of the Projectron's bound does not carry over: the
 margin steps are not invariant to the kernel's scale.
 
-Only the linear kernel: a certificate is a comparator in its space (as for the Forgetron). Only
-η > 0: at η = 0 a vector already in the span of S is added whenever rounding leaves its computed
-δ_t² a residue above 0; K_S is then singular, its computed inverse meaningless, and the run no
-longer follows the rule the bound is about (seen on 2 of ~3,000 random runs: 7 support vectors
-in 5 dimensions, 53 mistakes against a bound of 52.3 at the mistakes' own losses). No such run
-was seen at any η from 10⁻¹² up, at radii from 0.05 to 1,000.
+Only the linear kernel: a certificate is a comparator in its space (as for the Forgetron).
+
+The learner projects a mistake whose δ_t² is at most max(η, ϵK'(x_t, x_t)), ϵ = 10⁻⁶
+(``lincls.learners.projectron.SPAN_TOLERANCE``: a smaller computed δ_t² is rounding), so a
+projected mistake's δ_t² is at most η' = max(η, ϵR'²) (``reach``), and the mistake steps'
+√η above is √η' in both bounds (the margin steps keep η, which their rule compares with). η'
+is η wherever R'² ≤ 10⁶η; at η = 0 it is ϵR'². Before that tolerance a vector already in the
+span of S was added whenever rounding left its computed δ_t² above η: at η = 0 (53 mistakes
+against 52.3 with 7 support vectors in 5 dimensions, on 2 of ~3,000 random runs) and at any η
+on data of a large enough scale. K_S was then singular, its computed inverse meaningless, and
+the run did not follow the rule the bound is about.
 """
 
 from __future__ import annotations
@@ -76,10 +81,20 @@ from lincls.bounds.deficit import augmented_geometry
 GRID = 400
 
 
+def reach(eta: float, radius: float) -> float:
+    """η' = max(η, ϵR'²): the most a projected mistake's δ_t² can be (module docstring)."""
+    # here, not at the top: the learners bring scikit-learn and numba into every reader of the
+    # bounds' names (the report)
+    from lincls.learners.projectron import SPAN_TOLERANCE
+
+    return max(eta, SPAN_TOLERANCE * radius * radius)
+
+
 def projectron_bound(comparator_norm: float, radius: float, eta: float, hinge_sum: float) -> float:
     """The Projectron's bound (module docstring): M ≤ ((R'‖v‖ + √(R'²‖v‖² + 4aL))/(2a))² with
     a = 1 − √η‖v‖ (infinite where a ≤ 0); L the comparator's hinge losses summed over the
-    mistakes (or, weaker, over every presentation), η the learner's threshold on δ_t²."""
+    mistakes (or, weaker, over every presentation), η the most a projected mistake's δ_t² can
+    be (``reach``: the learner's η, or ϵR'² above it)."""
     a = 1.0 - math.sqrt(eta) * comparator_norm
     if a <= 0.0:
         return math.inf
@@ -89,13 +104,20 @@ def projectron_bound(comparator_norm: float, radius: float, eta: float, hinge_su
 
 
 def projectron_plus_bound(
-    comparator_norm: float, radius: float, eta: float, hinge_sum: float, margin_steps: int
+    comparator_norm: float,
+    radius: float,
+    eta: float,
+    hinge_sum: float,
+    margin_steps: int,
+    eta_projected: float | None = None,
 ) -> float:
     """The Projectron++ bound (module docstring):
-    M ≤ (‖v‖²(1 + ηU/2) + 2L) / (2 − 2√η‖v‖ − R'²), infinite where the denominator is ≤ 0;
+    M ≤ (‖v‖²(1 + ηU/2) + 2L) / (2 − 2√η'‖v‖ − R'²), infinite where the denominator is ≤ 0;
     L summed over the mistakes and margin steps (or, weaker, every presentation), U the margin
-    steps taken."""
-    room = 2.0 - 2.0 * math.sqrt(eta) * comparator_norm - radius * radius
+    steps taken, η the learner's, η' (``eta_projected``, by default η; ``reach``) the most a
+    projected mistake's δ_t² can be."""
+    distance = eta if eta_projected is None else eta_projected
+    room = 2.0 - 2.0 * math.sqrt(distance) * comparator_norm - radius * radius
     if room <= 0.0:
         return math.inf
     norm_sq = comparator_norm * comparator_norm
@@ -122,8 +144,6 @@ def _applies(facts: RunFacts, plus: bool) -> str | None:
     geometry = augmented_geometry(facts)
     if isinstance(geometry, str):
         return geometry
-    if float(facts.learner.eta) <= 0.0:
-        return "η = 0: a vector in the span is added on a rounding residue δ² > 0 (see above)"
     if plus and geometry[1] ** 2 >= 2.0:
         return "R'² = R² + c² ≥ 2: the bound needs the vectors' squared radius below 2"
     return None
@@ -142,7 +162,8 @@ def _value(facts: RunFacts, plus: bool) -> BoundValue:
     learner = facts.learner
     margins, radius = augmented_geometry(facts)
     eta = float(learner.eta)
-    root = math.sqrt(eta)
+    distance = reach(eta, radius)
+    root = math.sqrt(distance)
     steps = int(learner.updates_) - int(learner.mistakes_)
     cap = (2.0 - radius * radius) / (2.0 * root) if plus else 1.0 / root
     scales = _scales(cap, margins)
@@ -150,11 +171,13 @@ def _value(facts: RunFacts, plus: bool) -> BoundValue:
     losses = np.maximum(1.0 - scales[:, None] * margins[None, :], 0.0) @ shown
     if plus:
         values = [
-            projectron_plus_bound(s, radius, eta, h, steps)
+            projectron_plus_bound(s, radius, eta, h, steps, distance)
             for s, h in zip(scales, losses, strict=True)
         ]
     else:
-        values = [projectron_bound(s, radius, eta, h) for s, h in zip(scales, losses, strict=True)]
+        values = [
+            projectron_bound(s, radius, distance, h) for s, h in zip(scales, losses, strict=True)
+        ]
     best = int(np.argmin(values))
     details = {"comparator_norm": float(scales[best]), "hinge_sum": float(losses[best])}
     if plus:
@@ -163,20 +186,19 @@ def _value(facts: RunFacts, plus: bool) -> BoundValue:
 
 
 def best_projectron(facts: RunFacts) -> BoundValue | str:
-    """(R'/(γ' − √η))² at the hard-margin separator of the presented vectors (margin γ'): the
+    """(R'/(γ' − √η'))² at the hard-margin separator of the presented vectors (margin γ'): the
     Projectron's bound at its best separator (module docstring)."""
     reason = _learner(facts, plus=False)
     if reason:
         return reason
-    if float(facts.learner.eta) <= 0.0:
-        return "η = 0: a vector in the span is added on a rounding residue δ² > 0"
     found = _best.separator(facts)
     if isinstance(found, str):
         return found
-    root = math.sqrt(float(facts.learner.eta))
+    distance = reach(float(facts.learner.eta), found.radius)
+    root = math.sqrt(distance)
     if found.margin <= root:
-        return f"the best separator's margin γ' = {found.margin:.4g} is at most √η = {root:.4g}"
-    value = projectron_bound(1.0 / found.margin, found.radius, float(facts.learner.eta), 0.0)
+        return f"the best separator's margin γ' = {found.margin:.4g} is at most √η' = {root:.4g}"
+    value = projectron_bound(1.0 / found.margin, found.radius, distance, 0.0)
     return BoundValue(value, _best.details(found))
 
 

@@ -9,7 +9,7 @@ K_S = [K'(x_i, x_j)]_{i,j∈S} and k_t = [K'(x_s, x_t)]_{s∈S}:
 
 - δ_t² = K'(x_t, x_t) − k_tᵀ d, the squared distance of K'(x_t, ·) from the span (0 where a
   rounding error makes it negative);
-- δ_t² ≤ η: α += y_t d (S unchanged);
+- δ_t² ≤ max(η, ϵ·K'(x_t, x_t)), ϵ = ``SPAN_TOLERANCE`` = 10⁻⁶: α += y_t d (S unchanged);
 - otherwise x_t joins S with α = y_t, and K_S⁻¹ grows by the block inverse
   [[K_S⁻¹ + d dᵀ/δ_t², −d/δ_t²], [−dᵀ/δ_t², 1/δ_t²]].
 
@@ -19,17 +19,26 @@ projection only, α += β_t y_t d with β_t = min(ℓ_t/‖P k_t‖², 1, 2(ℓ_
 never grows there. Here η is compared with the squared distance δ_t² (the paper writes its rules
 in terms of δ_t; the two conventions differ by the square root of η).
 
-Every vector added lies at distance > √η > 0 from the span of the others, so S is linearly
-independent in feature space: |S| ≤ d (+1 with a bias) for the linear kernel, ≤ C(d + p, p) for
-the polynomial one; for RBF the paper bounds |S| through η. There is no fixed B: the storage
-doubles as S grows. Each example presented costs O(|S|·d + |S|²).
+The paper compares δ_t² with η alone. But δ_t² is computed as a difference, K'(x_t, x_t) − k_tᵀd,
+with an error of about ε·K'(x_t, x_t)·cond(K_S): with η fixed and the data scaled up, a vector
+in the span was added on that residue (7 support vectors of ℝ³ at ‖x‖ ≈ 10⁹, 15 of the
+10-dimensional space of the degree-2 polynomial kernel at ‖x‖ ≈ 10³), K_S turned singular and
+its computed inverse meaningless. A vector within ϵ·K'(x_t, x_t) of the span is in it up to
+that rounding, and projected: then every vector added lies at squared distance
+> ϵ·K'(x_t, x_t) from the span of the others, cond(K_S) stays near |S|/ϵ, and the computed δ_t²
+errs far below ϵ·K'(x_t, x_t) (10⁻⁹ still let the polynomial kernel's S grow past its
+dimension). The rule is the paper's wherever η ≥ ϵ·K'(x, x) (for the linear kernel:
+‖x'‖² ≤ 10⁶η on every row). At η = 0 it is this tolerance alone.
+
+Every vector added lies at distance > √max(η, ϵK'(x_t, x_t)) > 0 from the span of the others,
+so S is linearly independent in feature space: |S| ≤ d (+1 with a bias) for the linear kernel,
+≤ C(d + p, p) for the polynomial one; for RBF the paper bounds |S| through η. There is no fixed
+B: the storage doubles as S grows. Each example presented costs O(|S|·d + |S|²).
 
 Mistake bounds: ``lincls.bounds.projectron`` (``projectron``, a priori, and ``projectron_plus``,
 a posteriori), derived there by the paper's argument for this rule (its own statements could not
-be checked against its text), for the linear kernel and η > 0 only: at η = 0 a vector in the span
-of S is added when rounding leaves its computed δ_t² above 0, K_S turns singular and the computed
-projections stop being projections (7 support vectors in 5 dimensions were seen), so the run no
-longer follows the rule a bound is about.
+be checked against its text), for the linear kernel, with η in them replaced by
+max(η, ϵR'²), the most a projected mistake's δ_t² can be.
 """
 
 from __future__ import annotations
@@ -50,6 +59,9 @@ from lincls.learners._budget import (
 )
 
 START_CAPACITY = 16  # support rows allocated at first; doubled whenever S outgrows them
+# ϵ: a mistake's x_t within squared distance ϵ·K'(x_t, x_t) of the span of S is projected
+# whatever η is (module docstring: a smaller δ² is rounding)
+SPAN_TOLERANCE = 1e-6
 
 
 @njit(cache=True, nogil=True)
@@ -85,7 +97,7 @@ def _decide(label, f, kii, kd, eta, plus):
     if delta2 < 0.0:
         delta2 = 0.0
     if margin <= 0.0:
-        return (1, 1.0) if delta2 <= eta else (2, 1.0)
+        return (1, 1.0) if delta2 <= max(eta, SPAN_TOLERANCE * kii) else (2, 1.0)
     if not plus or margin >= 1.0:
         return 0, 0.0
     loss = 1.0 - margin
@@ -181,8 +193,8 @@ class Projectron(BudgetKernelClassifier):
     ----------
     eta : float ≥ 0
         η: a mistake's step is projected onto the span of S when its squared distance from it is
-        at most η (0: only steps already in the span); Projectron++ also weighs its margin steps
-        with it, so there η > 0.
+        at most max(η, ϵK'(x, x)) (0: only steps in the span up to rounding, module docstring);
+        Projectron++ also weighs its margin steps with it, so there η > 0.
     plus : bool
         Projectron++: also a projected step on a margin error (0 < y f(x) < 1).
     kernel, degree, gamma, bias : as ``KernelPerceptron``'s (the bias a feature of each vector)
@@ -271,4 +283,10 @@ class Projectron(BudgetKernelClassifier):
         return mistakes, int(counts[1]), rows[:mistakes], steps[:mistakes]
 
 
-__all__ = ["START_CAPACITY", "Projectron", "projectron_pass_csr", "projectron_pass_dense"]
+__all__ = [
+    "SPAN_TOLERANCE",
+    "START_CAPACITY",
+    "Projectron",
+    "projectron_pass_csr",
+    "projectron_pass_dense",
+]
