@@ -5,7 +5,10 @@ intercept decays, learning rates and their schedules, margins, aggressiveness, n
 caps), the order and the passes, and runs each config through the runner's own measurement
 (``lincls.evaluation.measure``), so the bounds checked are the ones a run logs, on the rule it
 ran. A bound that covered a rule it was not proved for (``novikoff_2r`` at a decayed bias step
-was one) is a violation here.
+was one) is a violation here. Half the configs scale their data by 10^U(−9, 9) (a disjunction's
+boolean rows too): a step that cancels at a small or large ‖x‖ (CW's root rounded α to 0 below
+‖x‖ ≈ 10⁻⁷) leaves the rule a bound is about, and a bound computed with a determinant of
+I + G/a read 0 for rows of norm 10⁻⁹.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import numpy as np
 import pytest
 
 from lincls.bounds import holds
-from lincls.evaluation import measure
+from lincls.data import Dataset
+from lincls.evaluation import fit_and_evaluate, measure, plan_of, prepare
 
 INSTANCES = 3_200
 SEEDS = 4  # the instances are drawn in this many independent blocks (one test each)
@@ -175,16 +179,32 @@ def _dataset(rng: np.random.Generator, learner: str) -> dict:
     return {"name": "separable", **data}
 
 
+def data_scale(seed: int) -> float:
+    """The factor on a config's data: 1 for half the configs, else 10^U(−9, 9); drawn from its own
+    generator, so the options and data drawn are the same at every scale."""
+    rng = np.random.default_rng([seed, 33])
+    return 1.0 if rng.random() < 0.5 else float(10.0 ** rng.uniform(-9, 9))
+
+
+def _scaled(dataset: dict, scale: float) -> dict:
+    """A generator's lengths times ``scale`` (a disjunction's rows are scaled after it draws)."""
+    lengths = ("radius", "margin", "offset", "deficit")
+    return {k: v * scale if k in lengths else v for k, v in dataset.items()}
+
+
 def random_config(seed: int, cache_dir: str) -> dict:
-    """One config of the property test: learner options, data, order, passes, orderings."""
+    """One config of the property test: learner options, data and its scale, order, passes,
+    orderings."""
     rng = np.random.default_rng(seed)
     learner = _options(rng)
     kernel = ("multiclass_perceptron", "mira", "kernel_perceptron", "projectron")
     linear = learner["name"] not in kernel
     orders = ["fixed", "shuffled"] + (["adversarial"] if linear else [])
+    scale = data_scale(seed)
     return {
         "learner": learner,
-        "dataset": {**_dataset(rng, learner["name"]), "seed": seed},
+        "dataset": _scaled({**_dataset(rng, learner["name"]), "seed": seed}, scale),
+        "data_scale": scale,
         "passes": int(rng.integers(1, 6)),
         "seed": seed,
         "order": str(rng.choice(orders)),
@@ -194,9 +214,24 @@ def random_config(seed: int, cache_dir: str) -> dict:
     }
 
 
+def outcome_of(config: dict):
+    """The runner's measurement of ``config``; a disjunction's rows times its ``data_scale``."""
+    run = {k: v for k, v in config.items() if k != "data_scale"}
+    scale = config.get("data_scale", 1.0)
+    if scale == 1.0 or config["dataset"]["name"] != "disjunction":
+        return measure(run)
+    learner, data = prepare(run)
+    data = Dataset.certified(
+        name=data.name, X=data.X * scale, y=data.y, X_test=data.X_test * scale,
+        y_test=data.y_test, u=data.u, b=data.b * scale, params={**data.params, "scale": scale},
+        relevant=data.relevant,
+    )  # fmt: skip
+    return fit_and_evaluate(learner, data, plan_of(run))
+
+
 def violations_of(config: dict) -> list[tuple]:
     """The logged bounds the run broke: the runner's flag, and every ratio above 1."""
-    outcome = measure(config)
+    outcome = outcome_of(config)
     metrics, tags = outcome.metrics, outcome.tags
     broke = [
         (key, metrics["mistakes"], metrics[key.replace("bound_ratio.", "bound.")])
@@ -211,7 +246,8 @@ def violations_of(config: dict) -> list[tuple]:
     for name in filter(None, vacuous.split(", ")):
         if not holds(metrics["mistakes"], metrics[f"bound.{name}"]):
             broke.append((f"vacuous {name}", metrics["mistakes"], metrics[f"bound.{name}"]))
-    return [(config["learner"], config["dataset"], config["order"], *b) for b in broke]
+    scale = config.get("data_scale", 1.0)
+    return [(config["learner"], config["dataset"], scale, config["order"], *b) for b in broke]
 
 
 # The issue's reproducer: a decayed bias step under the R² rule broke (2R/γ)² by 4.6×.
@@ -287,8 +323,8 @@ def test_the_undecayed_r2_rule_keeps_its_2r_bound(tmp_path):
 def test_no_logged_bound_is_broken_under_any_option(block, tmp_path):
     per_block = INSTANCES // SEEDS
     found: list = []
-    valid = 0
-    learners = set()
+    valid = scaled = 0
+    learners, rescaled = set(), set()
     for k in range(per_block):
         config = random_config(block * per_block + k, str(tmp_path))
         learners.add(config["learner"]["name"])
@@ -299,9 +335,13 @@ def test_no_logged_bound_is_broken_under_any_option(block, tmp_path):
                 raise
             continue
         valid += 1
+        if config["data_scale"] != 1.0:
+            scaled += 1
+            rescaled.add(config["learner"]["name"])
     assert found == []
     assert valid >= per_block * 0.95  # the draws are valid configs, not refusals
-    assert len(learners) == 17
+    assert len(learners) == len(rescaled) == 17
+    assert scaled >= per_block * 0.4  # half the configs, 10⁻⁹ to 10⁹
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

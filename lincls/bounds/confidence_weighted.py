@@ -28,8 +28,11 @@ covariance),
     Σ_{updates} (2λ c_t g_t − q_t) ≤ λ² K(w).                                        (*)
 
 **CW** (``cw``: Dredze, Crammer & Pereira's variance rule; every option but the diagonal). A step
-meets its constraint exactly, m''_t = φV'_t, with k_t = 2α_tφ (numerically: to 1e-14 over 20,000
-random (m, V, η)). So c_t = α_t(1 + 2φ²V'_t) ≥ α_t and q_t = α_t(m_t + φV'_t + 2φ³V'_t²). For a
+meets its constraint exactly, m''_t = φV'_t, with k_t = 2α_tφ (numerically: to 2·10⁻¹⁶ of its
+terms, in exact arithmetic on the computed α, over random (m, V, η) with ‖x‖ from 10⁻¹² to 10¹²,
+``tests/test_step_scales.py``; the papers' form of the root, which an earlier check drew at
+V ≥ 10⁻⁶ only, rounded α to 0 below V ≈ 10⁻¹⁴ at η = 0.51, and no step was taken).
+So c_t = α_t(1 + 2φ²V'_t) ≥ α_t and q_t = α_t(m_t + φV'_t + 2φ³V'_t²). For a
 separator with margins g_t ≥ 1 on the presented vectors, each term of (*) is at least
 α_t(2λ − m_t − φV'_t − 2φ³V'_t²). A step is taken when m_t < φV_t: with λ ≥ φR'² + φ³R'⁴ every
 term is ≥ 0. On a mistake (m_t ≤ 0; V_t > 0 since g_t ≥ 1 rules out x' = 0, so a step is taken)
@@ -41,7 +44,7 @@ at m = 0: 2φ/(1 + √(1 + 8φ²V_t)) ≥ a = 2φ/(1 + √(1 + 8φ²R'²)). So M
 
 **SCW-I** (``scw1``: Wang, Zhao & Hoi's SCW-I, on runs where no step was capped at C,
 ``clipped_steps_`` = 0). An uncapped step is the exact convex CW step: m''_t = φs_t with
-s_t = √V'_t, and k_t = α_tφ/s_t (numerically to 1e-9 relative: k is computed through β). So, with
+s_t = √V'_t, and k_t = α_tφ/s_t (numerically: both to 7·10⁻¹⁶ over the same draws). So, with
 ζ = 1 + φ², c_t = ζα_t and q_t = α_t(m_t + ζφs_t). With hinge losses ℓ_t(w) = (1 − g_t)₊ and
 α_t ≤ C, each term of (*) is ≥ α_t(2λζ − m_t − ζφs_t) − 2λζCℓ_t(w). A step is taken when
 m_t < φ√V_t: with λ ≥ λ_0 = φR'(1 + ζ)/(2ζ) the first part is ≥ 0. On a mistake α_t, decreasing in
@@ -58,8 +61,9 @@ the minimum in closed form (λ = (φK + √(φ²K² + 4ζCLφK/R'))R'/(2K), rais
 **SCW-II** (``scw2``: Wang, Zhao & Hoi's SCW-II, on runs where every step had c_t ≥ 0,
 ``clipped_steps_`` = 0). Its closed-form α is the root of the quadratic obtained by squaring
 m_t + α_t(V_t + 1/(2C)) = φs_t, so the step stops short of the constraint by ε_t = α_t/(2C),
-m''_t = φs_t − ε_t, and k_t = α_tφ/s_t as for SCW-I (numerically: both to 1e-9 relative over
-20,000 random (m, V, η, C)). So c_t = α_t(ζ − φε_t/s_t), and where c_t ≥ 0, g_t ≥ 1 − ℓ_t gives
+m''_t = φs_t − ε_t, and k_t = α_tφ/s_t as for SCW-I (numerically: both to 7·10⁻¹⁶ over the same
+draws; to 3·10⁻¹² and 4·10⁻¹⁶ in floating point over 20,000 random (m, V, η, C) more).
+So c_t = α_t(ζ − φε_t/s_t), and where c_t ≥ 0, g_t ≥ 1 − ℓ_t gives
 each term of (*) ≥ α_tE_t − 2λc_tℓ_t, E_t = 2λζ − (1 + ζ)φs_t + α_tV_t + 2ε_t(ζ − λφ/s_t) −
 φε_t²/s_t: concave in ε_t on [0, ζs_t/φ] (where c_t ≥ 0), equal to 2λζ − (1 + ζ)φs_t + α_tV_t at 0
 and to α_tV_t + s_t/φ at ζs_t/φ. Interpolating (weight c_t/(ζα_t) on the first),
@@ -200,14 +204,23 @@ def _scw2_learner(facts: RunFacts) -> str | None:
     return None
 
 
+def _root(learner) -> np.ndarray:
+    """L with Σ = L Lᵀ at the run's final covariance: the learner's own square root G (Σ = GᵀG,
+    L = Gᵀ), which holds Σ's small eigenvalues where Σ itself, formed, has lost them."""
+    factor = getattr(learner, "factor_", None)
+    if factor is not None:
+        return factor.T
+    return np.linalg.cholesky(learner.covariance_)
+
+
 def _least_variance(facts: RunFacts) -> float:
-    """V_min = min x'ᵀΣ_{T+1}x' over the presented vectors x' (every row when not known)."""
+    """V_min = min x'ᵀΣ_{T+1}x' = min ‖Lᵀx'‖² over the presented vectors x' (every row when not
+    known)."""
     X, _ = _best.presented_vectors(facts, float(facts.learner.bias_feature_))
     if X.shape[0] == 0:
         return math.inf
-    XS = np.asarray(X @ facts.learner.covariance_)
-    quad = np.asarray(X.multiply(XS).sum(axis=1)) if sp.issparse(X) else np.sum(X * XS, axis=1)
-    return float(np.min(quad))
+    rows = np.asarray(X @ _root(facts.learner))
+    return float(np.min(np.sum(rows * rows, axis=1)))
 
 
 def _unit_comparator(facts: RunFacts) -> np.ndarray:
@@ -219,8 +232,9 @@ def _unit_comparator(facts: RunFacts) -> np.ndarray:
 
 
 def _precision(facts: RunFacts, w: np.ndarray) -> float:
-    """K(w) = wᵀΣ⁻¹w at the run's final covariance Σ."""
-    return float(w @ np.linalg.solve(facts.learner.covariance_, w))
+    """K(w) = wᵀΣ⁻¹w = ‖L⁻¹w‖² at the run's final covariance Σ = L Lᵀ."""
+    z = np.linalg.solve(_root(facts.learner), w)
+    return float(z @ z)
 
 
 def _radius(facts: RunFacts) -> float:
@@ -313,7 +327,7 @@ def best_precision(facts: RunFacts) -> tuple[float, float] | str:
     hard-margin SVM on the vectors L_Σᵀx' (Σ = L_Σ L_Σᵀ, the run's final covariance)."""
     X, y = _best.presented_vectors(facts, float(facts.learner.bias_feature_))
     try:
-        factor = np.linalg.cholesky(facts.learner.covariance_)
+        factor = _root(facts.learner)
     except np.linalg.LinAlgError:
         return "the final covariance is not positive definite in floating point"
     rows = np.asarray(X @ factor) * y[:, None]
@@ -367,7 +381,7 @@ def _scw2_best(facts: RunFacts) -> BoundValue | str:
     counts = np.asarray(facts.presentations, dtype=np.float64)
     counts = counts if shown is None else counts[shown]
     try:
-        factor = np.linalg.cholesky(learner.covariance_)
+        factor = _root(learner)
     except np.linalg.LinAlgError:
         return "the final covariance is not positive definite in floating point"
     rows = np.asarray(X @ factor) * y[:, None]

@@ -52,7 +52,11 @@ def second_order_bound(
 
 def mistake_log_det(X, rows: np.ndarray, c: float, a: float) -> float:
     """ln det(I + X_M X_Mᵀ/a) = Σ_i ln(1 + λ_i/a) for the vectors (x_t, c) of the mistake rounds
-    ``rows`` (with repetitions), through the smaller of the two Gram matrices (Sylvester)."""
+    ``rows`` (with repetitions), through the smaller of the two Gram matrices (Sylvester).
+
+    Summed as log1p over the Gram matrix's eigenvalues: a determinant of I + G/a rounds every
+    λ_i/a below 10⁻¹⁶ away (one mistake row of norm 8·10⁻¹⁰ at a = 0.1: ln det = 0, and the
+    bound 0 under 1 mistake)."""
     if rows.shape[0] == 0:
         return 0.0
     Xm = X[rows]
@@ -61,8 +65,10 @@ def mistake_log_det(X, rows: np.ndarray, c: float, a: float) -> float:
         Xm = sp.hstack([Xm, column], format="csr") if sp.issparse(Xm) else np.hstack([Xm, column])
     small = Xm @ Xm.T if Xm.shape[0] <= Xm.shape[1] else Xm.T @ Xm
     gram = small.toarray() if sp.issparse(small) else np.asarray(small, dtype=np.float64)
-    sign, log_det = np.linalg.slogdet(np.eye(gram.shape[0]) + gram / a)
-    return float(log_det) if sign > 0 else math.inf
+    if not np.all(np.isfinite(gram)):  # squares past the float range
+        return math.inf
+    eigenvalues = np.maximum(np.linalg.eigvalsh(gram), 0.0)  # a negative one is rounding
+    return float(np.sum(np.log1p(eigenvalues / a)))
 
 
 def _learner(facts: RunFacts) -> str | None:

@@ -8,9 +8,11 @@ loss ℓ = max(0, 1 − y m) is positive:
     β = 1/(v + r),  α = ℓ·β,  μ += α·y·Σx,  Σ −= β·Σx xᵀΣ   (so Σ⁻¹ += x xᵀ/r).
 
 Mistakes (y m ≤ 0) and updates (ℓ > 0) are counted apart. A row costs O(nnz); an update O(d²)
-for the full Σ (``covariance_``). ``diagonal=True`` keeps a diagonal Σ = diag(σ): v = Σ_j σ_j x_j²,
-μ_j += α y σ_j x_j, and σ_j ← 1/(1/σ_j + x_j²/r), the update of Σ⁻¹ with its off-diagonal terms
-dropped (O(nnz) an update; no bound covers it).
+for the full Σ (``covariance_``), kept as a square root G, Σ = GᵀG (``factor_``,
+``lincls.learners._matrix``: Σ itself loses its small eigenvalues once v/r passes ~10¹⁶). A
+row inside the margin costs O(d·nnz) more (v = ‖Gx‖²). ``diagonal=True`` keeps a diagonal
+Σ = diag(σ): v = Σ_j σ_j x_j², μ_j += α y σ_j x_j, and σ_j ← 1/(1/σ_j + x_j²/r), the update of
+Σ⁻¹ with its off-diagonal terms dropped (O(nnz) an update; no bound covers it).
 
 The bias (``bias="feature"``) is a constant feature 1 in x: Σ is (d + 1) × (d + 1) and
 ``intercept_`` the weight of that feature. Mistake bound: ``lincls.bounds.arow``.
@@ -22,34 +24,40 @@ import numpy as np
 from numba import njit
 
 from lincls.errors import check_number
-from lincls.learners._matrix import MATRIX_BIAS_MODES, MatrixClassifier, pass_layout
+from lincls.learners._matrix import (
+    MATRIX_BIAS_MODES,
+    MatrixClassifier,
+    factor_apply,
+    factor_downdate,
+    factor_product,
+    pass_layout,
+)
 
 AROW_BIAS_MODES = MATRIX_BIAS_MODES
 
 
 @njit(cache=True, nogil=True)
-def _full_step(cov, w, intercept, s, label, margin, v, r, d):
-    """AROW's step with s = Σx', v = x'·s: μ += α y s, Σ −= β s sᵀ (β s_r s_k, symmetric)."""
-    beta = 1.0 / (v + r)
-    scale = (1.0 - label * margin) * beta * label
+def _full_step(factor, w, intercept, z, s, label, margin, v, r, d):
+    """AROW's step with z = Gx', v = ‖z‖²: μ += α y s with s = Σx' = Gᵀz, α = ℓ/(v + r), then
+    Σ −= s sᵀ/(v + r) on Σ = GᵀG (``lincls.learners._matrix.factor_downdate``)."""
+    factor_apply(factor, z, s)
+    scale = (1.0 - label * margin) / (v + r) * label
     for k in range(d):
         w[k] += scale * s[k]
     if s.shape[0] > d:
         intercept[0] += scale * s[d]
-    for i in range(s.shape[0]):
-        for k in range(s.shape[0]):
-            cov[i, k] -= s[i] * s[k] * beta
+    factor_downdate(factor, z, s, v, r)
 
 
 @njit(cache=True, nogil=True)
 def arow_pass_dense(
-    X, y, order, w, intercept, cov, r, c, s, mistake_rows, mistake_steps, update_rows
+    X, y, order, w, intercept, factor, r, c, z, s, mistake_rows, mistake_steps, update_rows
 ):  # fmt: skip
-    """One pass of full-covariance AROW over dense ``X[order]``, in place: μ = (w, b), Σ = ``cov``
-    ((d + 1)² with a bias feature c), ``s`` scratch; the rows of the updates go to
-    ``update_rows`` (the bound reads them). Returns (mistakes, updates)."""
+    """One pass of full-covariance AROW over dense ``X[order]``, in place: μ = (w, b),
+    Σ = GᵀG (G = ``factor``, (d + 1)² with a bias feature c), ``z``, ``s`` scratch; the rows of
+    the updates go to ``update_rows`` (the bound reads them). Returns (mistakes, updates)."""
     d = X.shape[1]
-    side = cov.shape[0]
+    side = factor.shape[0]
     mistakes = 0
     updates = 0
     for step in range(order.shape[0]):
@@ -65,19 +73,16 @@ def arow_pass_dense(
             mistakes += 1
         if label * margin >= 1.0:
             continue
+        v = 0.0
         for row in range(side):
             total = 0.0
             for k in range(d):
-                total += cov[row, k] * np.float64(X[i, k])
+                total += factor[row, k] * np.float64(X[i, k])
             if side > d:
-                total += cov[row, d] * c
-            s[row] = total
-        v = 0.0
-        for k in range(d):
-            v += np.float64(X[i, k]) * s[k]
-        if side > d:
-            v += c * s[d]
-        _full_step(cov, w, intercept, s, label, margin, v, r, d)
+                total += factor[row, d] * c
+            z[row] = total
+            v += total * total
+        _full_step(factor, w, intercept, z, s, label, margin, v, r, d)
         update_rows[updates] = i
         updates += 1
     return mistakes, updates
@@ -85,12 +90,12 @@ def arow_pass_dense(
 
 @njit(cache=True, nogil=True)
 def arow_pass_csr(
-    data, indices, indptr, y, order, w, intercept, cov, r, c, s, mistake_rows, mistake_steps,
-    update_rows,
+    data, indices, indptr, y, order, w, intercept, factor, r, c, z, s, mistake_rows,
+    mistake_steps, update_rows,
 ):  # fmt: skip
     """``arow_pass_dense`` for CSR rows (sorted indices): the same numbers bit for bit."""
     d = w.shape[0]
-    side = cov.shape[0]
+    side = factor.shape[0]
     mistakes = 0
     updates = 0
     for step in range(order.shape[0]):
@@ -108,19 +113,16 @@ def arow_pass_csr(
             mistakes += 1
         if label * margin >= 1.0:
             continue
+        v = 0.0
         for row in range(side):
             total = 0.0
             for p in range(start, end):
-                total += cov[row, indices[p]] * np.float64(data[p])
+                total += factor[row, indices[p]] * np.float64(data[p])
             if side > d:
-                total += cov[row, d] * c
-            s[row] = total
-        v = 0.0
-        for p in range(start, end):
-            v += np.float64(data[p]) * s[indices[p]]
-        if side > d:
-            v += c * s[d]
-        _full_step(cov, w, intercept, s, label, margin, v, r, d)
+                total += factor[row, d] * c
+            z[row] = total
+            v += total * total
+        _full_step(factor, w, intercept, z, s, label, margin, v, r, d)
         update_rows[updates] = i
         updates += 1
     return mistakes, updates
@@ -231,7 +233,9 @@ class AROW(MatrixClassifier):
     ----------
     coef_ : ndarray (1, n_features), μ
     intercept_ : ndarray (1,), the constant feature's weight
-    covariance_ : Σ (full), or None
+    covariance_ : Σ = GᵀG (full), or None: computed from ``factor_`` when read
+    factor_ : G, the square root of Σ the full variant keeps (``lincls.learners._matrix``), or
+        None
     diagonal_ : σ (diagonal variant), or None
     bias_feature_ : the constant feature (1 or 0)
     zero_init_ : whether the run started from μ = 0 (the bound assumes it)
@@ -266,11 +270,16 @@ class AROW(MatrixClassifier):
 
     def _init_weights(self, X, coef_init, intercept_init) -> None:
         side = self._init_linear(X, coef_init, intercept_init)
-        self.covariance_ = self.diagonal_ = None
+        self.factor_ = self.diagonal_ = None
         if self.diagonal:
             self.diagonal_ = np.ones(side)
             return
-        self.covariance_ = np.eye(side)
+        self.factor_ = np.eye(side)
+
+    @property
+    def covariance_(self) -> np.ndarray | None:
+        """Σ = GᵀG from the square root kept (``factor_``); None for the diagonal variant."""
+        return factor_product(getattr(self, "factor_", None))
 
     # The record also keeps the row of every update (``update_indices_``): the bound sums over
     # the update rounds, mistakes or not.
@@ -300,8 +309,8 @@ class AROW(MatrixClassifier):
             else:
                 mistakes, updates = arow_diagonal_pass_dense(X, y, order, *state)
         else:
-            scratch = np.empty(self.covariance_.shape[0])
-            state = (w, b, self.covariance_, r, c, scratch, rows, steps, updated)
+            side = self.factor_.shape[0]
+            state = (w, b, self.factor_, r, c, np.empty(side), np.empty(side), rows, steps, updated)
             if csr:
                 mistakes, updates = arow_pass_csr(*layout, y, order, *state)
             else:

@@ -14,10 +14,19 @@ with M = y μ·x and V = xᵀΣx takes a step μ += α·y·Σx, Σ⁻¹ += k·x 
   φ√(φ²M²V² + 4nV(n + Vφ²)))/(2(n² + nVφ²))); then u = (−αVφ + √(α²V²φ² + 4V))²/4 and
   β = αφ/(√u + Vαφ) (so k = β/(1 − βV)).
 
+Each root is computed in a form without cancellation (``cw_step``), equal to the papers' in
+exact arithmetic: where −b + √(b² + c) subtracts nearly equal numbers it is c/(b + √(b² + c)).
+The papers' CW form rounded α to 0 once 8φ²V fell below the float epsilon (‖x‖ ≈ 10⁻⁷ at
+η = 0.51), so CW made a mistake on every row without a step. SCW's √u lost digits at a large
+αφ√V, and k = β/(1 − βV) more (SCW-I's k was 3·10⁻⁶ off at M = −1, V = 10⁻¹⁰, η = 0.9,
+C = 10¹²): k = αφ/√u.
+
 Mistakes (M ≤ 0) and updates (α > 0) are counted apart; a row with V = 0 (x' = 0) is not
 updated, nor one within a relative 10⁻⁹ of its constraint (a step leaves its example exactly on
-it, which rounding would otherwise break again on every pass). The full Σ (``covariance_``)
-costs O(d·nnz) a row, since V decides the update, and O(d²) an update. ``diagonal=True``
+it, which rounding would otherwise break again on every pass). The full Σ (``covariance_``) is
+kept as a square root G, Σ = GᵀG (``factor_``, ``lincls.learners._matrix``: Σ itself loses
+its small eigenvalues once kV passes ~10¹⁶); it costs O(d·nnz) a row, since V = ‖Gx‖² decides
+the update, and O(d²) an update. ``diagonal=True``
 keeps σ = diag(Σ): V = Σ_j σ_j x_j², μ_j += α y σ_j x_j and σ_j ← 1/(1/σ_j + k x_j²), the
 update of Σ⁻¹ with its off-diagonal terms dropped.
 
@@ -41,7 +50,14 @@ from numba import njit
 from scipy.stats import norm
 
 from lincls.errors import check_choice, check_number
-from lincls.learners._matrix import MATRIX_BIAS_MODES, MatrixClassifier, pass_layout
+from lincls.learners._matrix import (
+    MATRIX_BIAS_MODES,
+    MatrixClassifier,
+    factor_apply,
+    factor_downdate,
+    factor_product,
+    pass_layout,
+)
 
 CW_VARIANTS = ("cw", "scw1", "scw2")
 CW_BIAS_MODES = MATRIX_BIAS_MODES
@@ -54,35 +70,59 @@ SLACK = 1e-9
 
 @njit(cache=True, nogil=True)
 def cw_step(variant, M, V, phi, C):
-    """(α, β, k) of the step at M = y μ·x, V = xᵀΣx (module docstring); α = 0: no update."""
+    """(α, β, k) of the step at M = y μ·x, V = xᵀΣx (module docstring); α = 0: no update.
+
+    Each root is taken in the form without cancellation: where the paper's −b + √(b² + c) would
+    subtract nearly equal numbers (c ≪ b², as at a small V, where CW's α rounded to 0 below
+    8φ²V ≈ 10⁻¹⁶), it is c/(b + √(b² + c)) instead; the same for SCW's α near its constraint and
+    for s = √V' at a large αφ√V (where s rounded to 0 and k to infinity).
+    """
     if V <= 0.0:
         return 0.0, 0.0, 0.0
     if variant == 0:
         if M >= phi * V * (1.0 - SLACK):
             return 0.0, 0.0, 0.0
         b = 1.0 + 2.0 * phi * M
-        alpha = (-b + math.sqrt(b * b - 8.0 * phi * (M - phi * V))) / (4.0 * phi * V)
+        gap = phi * V - M  # > 0 here
+        root = math.sqrt(b * b + 8.0 * phi * gap)
+        if b > 0.0:
+            alpha = 2.0 * gap / (V * (b + root))
+        else:
+            alpha = (root - b) / (4.0 * phi * V)
         if not alpha > 0.0:
             return 0.0, 0.0, 0.0
         k = 2.0 * alpha * phi
         return alpha, k / (1.0 + k * V), k
-    if M >= phi * math.sqrt(V) * (1.0 - SLACK):
+    sqrt_v = math.sqrt(V)
+    if M >= phi * sqrt_v * (1.0 - SLACK):
         return 0.0, 0.0, 0.0
     phi2 = phi * phi
+    # φ²V − M² = (φ√V − M)(φ√V + M), the loss times a sum: no cancellation beyond the loss's
+    loss_prod = (phi * sqrt_v - M) * (phi * sqrt_v + M)
     if variant == 1:
         psi = 1.0 + phi2 / 2.0
         zeta = 1.0 + phi2
-        t = (-M * psi + math.sqrt(M * M * phi2 * phi2 / 4.0 + V * phi2 * zeta)) / (V * zeta)
+        root = math.sqrt(M * M * phi2 * phi2 / 4.0 + V * phi2 * zeta)
+        if M > 0.0:
+            t = loss_prod / (V * (M * psi + root))
+        else:
+            t = (-M * psi + root) / (V * zeta)
         alpha = min(C, max(0.0, t))
     else:
         n = V + 1.0 / (2.0 * C)
         gamma = phi * math.sqrt(phi2 * M * M * V * V + 4.0 * n * V * (n + V * phi2))
-        alpha = max(0.0, (-(2.0 * M * n + phi2 * M * V) + gamma) / (2.0 * (n * n + n * V * phi2)))
+        lead = M * (2.0 * n + phi2 * V)
+        if M > 0.0:
+            alpha = 2.0 * loss_prod / (lead + gamma)
+        else:
+            alpha = (gamma - lead) / (2.0 * (n * n + n * V * phi2))
+        alpha = max(0.0, alpha)
     if alpha <= 0.0:
         return 0.0, 0.0, 0.0
-    root = -alpha * V * phi + math.sqrt(alpha * alpha * V * V * phi2 + 4.0 * V)
-    beta = alpha * phi / (math.sqrt(root * root / 4.0) + V * alpha * phi)
-    return alpha, beta, beta / (1.0 - beta * V)
+    # s = √V' = (−αVφ + √(α²V²φ² + 4V))/2 = 2V/(αVφ + √(α²V²φ² + 4V)); k = αφ/s exactly
+    a = alpha * V * phi
+    s = 2.0 * V / (a + math.sqrt(a * a + 4.0 * V))
+    return alpha, alpha * phi / (s + a), alpha * phi / s
 
 
 @njit(cache=True, nogil=True)
@@ -98,27 +138,25 @@ def uncovered(variant, M, V, alpha, k, C):
 
 
 @njit(cache=True, nogil=True)
-def _full_step(cov, w, intercept, s, label, alpha, beta, d):
-    """μ += α y s, Σ −= β s sᵀ (s_r s_k β: symmetric bit for bit)."""
-    scale = alpha * label
-    for k in range(d):
-        w[k] += scale * s[k]
+def _step(factor, w, intercept, z, s, scale, V, k, d):
+    """μ += α y s with s = Σx = Gᵀz, then Σ⁻¹ += k x xᵀ (Σ −= s sᵀ/(V + 1/k)) on G."""
+    factor_apply(factor, z, s)
+    for j in range(d):
+        w[j] += scale * s[j]
     if s.shape[0] > d:
         intercept[0] += scale * s[d]
-    for i in range(s.shape[0]):
-        for k in range(s.shape[0]):
-            cov[i, k] -= s[i] * s[k] * beta
+    factor_downdate(factor, z, s, V, 1.0 / k)
 
 
 @njit(cache=True, nogil=True)
 def cw_pass_dense(
-    X, y, order, w, intercept, cov, variant, phi, C, c, s, mistake_rows, mistake_steps
+    X, y, order, w, intercept, factor, variant, phi, C, c, z, s, mistake_rows, mistake_steps
 ):  # fmt: skip
-    """One pass of CW / SCW-I / SCW-II (``variant`` 0 / 1 / 2), full Σ = ``cov`` ((d + 1)² with a
-    bias feature c), over dense ``X[order]``, in place. Returns (mistakes, updates, steps the
-    derived bound excludes: ``uncovered``)."""
+    """One pass of CW / SCW-I / SCW-II (``variant`` 0 / 1 / 2), full Σ = GᵀG (G = ``factor``,
+    (d + 1)² with a bias feature c), over dense ``X[order]``, in place; ``z``, ``s`` scratch.
+    Returns (mistakes, updates, steps the derived bound excludes: ``uncovered``)."""
     d = X.shape[1]
-    side = cov.shape[0]
+    side = factor.shape[0]
     mistakes = 0
     updates = 0
     clipped = 0
@@ -133,21 +171,18 @@ def cw_pass_dense(
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = step
             mistakes += 1
+        V = 0.0
         for row in range(side):
             total = 0.0
             for k in range(d):
-                total += cov[row, k] * np.float64(X[i, k])
+                total += factor[row, k] * np.float64(X[i, k])
             if side > d:
-                total += cov[row, d] * c
-            s[row] = total
-        V = 0.0
-        for k in range(d):
-            V += np.float64(X[i, k]) * s[k]
-        if side > d:
-            V += c * s[d]
-        alpha, beta, k = cw_step(variant, label * margin, V, phi, C)
+                total += factor[row, d] * c
+            z[row] = total
+            V += total * total
+        alpha, _, k = cw_step(variant, label * margin, V, phi, C)
         if alpha > 0.0:
-            _full_step(cov, w, intercept, s, label, alpha, beta, d)
+            _step(factor, w, intercept, z, s, label * alpha, V, k, d)
             updates += 1
             clipped += uncovered(variant, label * margin, V, alpha, k, C)
     return mistakes, updates, clipped
@@ -155,12 +190,12 @@ def cw_pass_dense(
 
 @njit(cache=True, nogil=True)
 def cw_pass_csr(
-    data, indices, indptr, y, order, w, intercept, cov, variant, phi, C, c, s, mistake_rows,
-    mistake_steps,
+    data, indices, indptr, y, order, w, intercept, factor, variant, phi, C, c, z, s,
+    mistake_rows, mistake_steps,
 ):  # fmt: skip
     """``cw_pass_dense`` for CSR rows (sorted indices): the same numbers bit for bit."""
     d = w.shape[0]
-    side = cov.shape[0]
+    side = factor.shape[0]
     mistakes = 0
     updates = 0
     clipped = 0
@@ -177,21 +212,18 @@ def cw_pass_csr(
             mistake_rows[mistakes] = i
             mistake_steps[mistakes] = step
             mistakes += 1
+        V = 0.0
         for row in range(side):
             total = 0.0
             for p in range(start, end):
-                total += cov[row, indices[p]] * np.float64(data[p])
+                total += factor[row, indices[p]] * np.float64(data[p])
             if side > d:
-                total += cov[row, d] * c
-            s[row] = total
-        V = 0.0
-        for p in range(start, end):
-            V += np.float64(data[p]) * s[indices[p]]
-        if side > d:
-            V += c * s[d]
-        alpha, beta, k = cw_step(variant, label * margin, V, phi, C)
+                total += factor[row, d] * c
+            z[row] = total
+            V += total * total
+        alpha, _, k = cw_step(variant, label * margin, V, phi, C)
         if alpha > 0.0:
-            _full_step(cov, w, intercept, s, label, alpha, beta, d)
+            _step(factor, w, intercept, z, s, label * alpha, V, k, d)
             updates += 1
             clipped += uncovered(variant, label * margin, V, alpha, k, C)
     return mistakes, updates, clipped
@@ -307,7 +339,9 @@ class ConfidenceWeighted(MatrixClassifier):
     ----------
     coef_ : ndarray (1, n_features), μ
     intercept_ : ndarray (1,), the constant feature's weight
-    covariance_ : Σ (full), or None
+    covariance_ : Σ = GᵀG (full), or None: computed from ``factor_`` when read
+    factor_ : G, the square root of Σ the full variant keeps (``lincls.learners._matrix``), or
+        None
     diagonal_ : σ (diagonal variant), or None
     phi_ : φ = Φ⁻¹(η)
     bias_feature_ : the constant feature (1 or 0)
@@ -350,11 +384,16 @@ class ConfidenceWeighted(MatrixClassifier):
     def _init_weights(self, X, coef_init, intercept_init) -> None:
         side = self._init_linear(X, coef_init, intercept_init)
         self.phi_ = float(norm.ppf(float(self.eta)))
-        self.covariance_ = self.diagonal_ = None
+        self.factor_ = self.diagonal_ = None
         if self.diagonal:
             self.diagonal_ = np.ones(side)
             return
-        self.covariance_ = np.eye(side)
+        self.factor_ = np.eye(side)
+
+    @property
+    def covariance_(self) -> np.ndarray | None:
+        """Σ = GᵀG from the square root kept (``factor_``); None for the diagonal variant."""
+        return factor_product(getattr(self, "factor_", None))
 
     def _reset_record(self) -> None:
         super()._reset_record()
@@ -376,8 +415,9 @@ class ConfidenceWeighted(MatrixClassifier):
                     X, y, order, w, b, self.diagonal_, *rule, rows, steps
                 )
         else:
-            scratch = np.empty(self.covariance_.shape[0])
-            state = (w, b, self.covariance_, *rule, scratch, rows, steps)
+            side = self.factor_.shape[0]
+            scratch = (np.empty(side), np.empty(side))
+            state = (w, b, self.factor_, *rule, *scratch, rows, steps)
             if csr:
                 mistakes, updates, clipped = cw_pass_csr(*layout, y, order, *state)
             else:

@@ -8,7 +8,9 @@ A_t = aI + Σ_s x_s x_sᵀ + x_t x_tᵀ (the current instance included), the pre
 Kept here: M⁻¹ with M = aI + Σ_s x_s x_sᵀ (``inverse_``) and w = M⁻¹v (``coef_``). Since
 A_t⁻¹x = M⁻¹x/(1 + xᵀM⁻¹x) and the denominator is positive, vᵀA_t⁻¹x_t has the sign of w·x_t: a
 row costs O(nnz) and only a mistake O(d²). With s = M⁻¹x and q = x·s, a mistake makes
-(Sherman–Morrison) M⁻¹ −= s sᵀ/(1 + q) and w += s·(y − w·x)/(1 + q). A zero activation is a
+(Sherman–Morrison) M⁻¹ −= s sᵀ/(1 + q) and w += s·(y − w·x)/(1 + q), M⁻¹ kept as a square
+root G, M⁻¹ = GᵀG (``factor_``, ``lincls.learners._matrix``: M⁻¹ itself loses its small
+eigenvalues once q passes ~10¹⁶). A zero activation is a
 mistake, as elsewhere in lincls (the paper's bound covers y vᵀA⁻¹x ≤ 0).
 
 ``diagonal=True`` keeps only the diagonal of the matrix: D = a + Σ_s x_s² (per feature), and
@@ -30,6 +32,9 @@ from lincls.learners._matrix import (
     MATRIX_BIAS_MODES,
     MAX_FULL_FEATURES,
     MatrixClassifier,
+    factor_apply,
+    factor_downdate,
+    factor_product,
     pass_layout,
 )
 
@@ -37,28 +42,27 @@ SOP_BIAS_MODES = MATRIX_BIAS_MODES
 
 
 @njit(cache=True, nogil=True)
-def _downdate(inverse, w, intercept, s, label, act, q, d):
-    """A mistake's step, s = M⁻¹x' and q = x'·s: w += s(y − act)/(1 + q), M⁻¹ −= s sᵀ/(1 + q)."""
-    denom = 1.0 + q
-    step = (label - act) / denom
+def _downdate(factor, w, intercept, z, s, label, act, q, d):
+    """A mistake's step, z = Gx', q = ‖z‖² = x'ᵀM⁻¹x': s = M⁻¹x' = Gᵀz, w += s(y − act)/(1 + q),
+    then M⁻¹ −= s sᵀ/(1 + q) on M⁻¹ = GᵀG (``lincls.learners._matrix.factor_downdate``)."""
+    factor_apply(factor, z, s)
+    step = (label - act) / (1.0 + q)
     for k in range(d):
         w[k] += s[k] * step
     if s.shape[0] > d:
         intercept[0] += s[d] * step
-    for r in range(s.shape[0]):
-        for k in range(s.shape[0]):
-            inverse[r, k] -= s[r] * s[k] / denom
+    factor_downdate(factor, z, s, q, 1.0)
 
 
 @njit(cache=True, nogil=True)
-def sop_pass_dense(X, y, order, w, intercept, inverse, c, s, mistake_rows, mistake_steps):
+def sop_pass_dense(X, y, order, w, intercept, factor, c, z, s, mistake_rows, mistake_steps):
     """One pass of the full-matrix second-order perceptron over dense ``X[order]``, in place.
 
-    ``inverse`` is M⁻¹ ((d + 1)² with a bias feature c, else d²); ``s`` scratch of its side.
-    Returns the mistakes (every one an update).
+    M⁻¹ = GᵀG (G = ``factor``, (d + 1)² with a bias feature c, else d²); ``z``, ``s`` scratch
+    of its side. Returns the mistakes (every one an update).
     """
     d = X.shape[1]
-    side = inverse.shape[0]
+    side = factor.shape[0]
     mistakes = 0
     for step in range(order.shape[0]):
         i = order[step]
@@ -72,29 +76,26 @@ def sop_pass_dense(X, y, order, w, intercept, inverse, c, s, mistake_rows, mista
         mistake_rows[mistakes] = i
         mistake_steps[mistakes] = step
         mistakes += 1
+        q = 0.0
         for r in range(side):
             total = 0.0
             for k in range(d):
-                total += inverse[r, k] * np.float64(X[i, k])
+                total += factor[r, k] * np.float64(X[i, k])
             if side > d:
-                total += inverse[r, d] * c
-            s[r] = total
-        q = 0.0
-        for k in range(d):
-            q += np.float64(X[i, k]) * s[k]
-        if side > d:
-            q += c * s[d]
-        _downdate(inverse, w, intercept, s, label, act, q, d)
+                total += factor[r, d] * c
+            z[r] = total
+            q += total * total
+        _downdate(factor, w, intercept, z, s, label, act, q, d)
     return mistakes
 
 
 @njit(cache=True, nogil=True)
 def sop_pass_csr(
-    data, indices, indptr, y, order, w, intercept, inverse, c, s, mistake_rows, mistake_steps
+    data, indices, indptr, y, order, w, intercept, factor, c, z, s, mistake_rows, mistake_steps
 ):  # fmt: skip
     """``sop_pass_dense`` for CSR rows (sorted indices): the same numbers bit for bit."""
     d = w.shape[0]
-    side = inverse.shape[0]
+    side = factor.shape[0]
     mistakes = 0
     for step in range(order.shape[0]):
         i = order[step]
@@ -110,19 +111,16 @@ def sop_pass_csr(
         mistake_rows[mistakes] = i
         mistake_steps[mistakes] = step
         mistakes += 1
+        q = 0.0
         for r in range(side):
             total = 0.0
             for p in range(start, end):
-                total += inverse[r, indices[p]] * np.float64(data[p])
+                total += factor[r, indices[p]] * np.float64(data[p])
             if side > d:
-                total += inverse[r, d] * c
-            s[r] = total
-        q = 0.0
-        for p in range(start, end):
-            q += np.float64(data[p]) * s[indices[p]]
-        if side > d:
-            q += c * s[d]
-        _downdate(inverse, w, intercept, s, label, act, q, d)
+                total += factor[r, d] * c
+            z[r] = total
+            q += total * total
+        _downdate(factor, w, intercept, z, s, label, act, q, d)
     return mistakes
 
 
@@ -214,7 +212,9 @@ class SecondOrderPerceptron(MatrixClassifier):
     ----------
     coef_ : ndarray (1, n_features), w = M⁻¹v (the prediction weights before the next instance)
     intercept_ : ndarray (1,), the constant feature's weight
-    inverse_ : M⁻¹ (full matrix), or None
+    inverse_ : M⁻¹ = GᵀG (full matrix), or None: computed from ``factor_`` when read
+    factor_ : G, the square root of M⁻¹ the full variant keeps (``lincls.learners._matrix``), or
+        None
     diagonal_, dual_coef_ : D and v (diagonal variant), or None
     bias_feature_ : the constant feature (1 or 0)
     zero_init_ : whether the run started from w = 0 (the bound assumes it)
@@ -249,12 +249,17 @@ class SecondOrderPerceptron(MatrixClassifier):
     def _init_weights(self, X, coef_init, intercept_init) -> None:
         side = self._init_linear(X, coef_init, intercept_init)
         a = float(self.a)
-        self.inverse_ = self.diagonal_ = self.dual_coef_ = None
+        self.factor_ = self.diagonal_ = self.dual_coef_ = None
         if self.diagonal:
             self.diagonal_ = np.full(side, a)
             self.dual_coef_ = a * np.r_[self.coef_[0], self.intercept_][:side]
             return
-        self.inverse_ = np.eye(side) / a  # w = M⁻¹v: v = a·w at the start
+        self.factor_ = np.eye(side) / np.sqrt(a)  # M⁻¹ = I/a; w = M⁻¹v: v = a·w at the start
+
+    @property
+    def inverse_(self) -> np.ndarray | None:
+        """M⁻¹ = GᵀG from the square root kept (``factor_``); None for the diagonal variant."""
+        return factor_product(getattr(self, "factor_", None))
 
     def _run_pass(self, X, y, order):
         rows, steps = self._mistake_buffers(order.shape[0])
@@ -268,8 +273,8 @@ class SecondOrderPerceptron(MatrixClassifier):
             else:
                 mistakes = sop_diagonal_pass_dense(X, y, order, *state)
         else:
-            scratch = np.empty(self.inverse_.shape[0])
-            state = (w, b, self.inverse_, c, scratch, rows, steps)
+            side = self.factor_.shape[0]
+            state = (w, b, self.factor_, c, np.empty(side), np.empty(side), rows, steps)
             if csr:
                 mistakes = sop_pass_csr(*layout, y, order, *state)
             else:
