@@ -8,7 +8,8 @@ charts) in the browser, under ``MLFLOW_TABLE_KEY``, and opens an experiment it h
 on its default columns (name, date, dataset, source: no metric). This app is MLflow's server
 (``mlflow.server``, every route unchanged) whose UI page
 
-- sets the switch to model training when the browser has no choice stored yet;
+- sets the switch to model training when the browser has no choice stored yet, and keeps
+  MLflow's Assistant panel closed on a first visit (``ASSISTANT_OPENED_KEY``);
 - gives every experiment that carries lincls's shared view (``tracking.VIEW_TAG``) that view as
   its table's state, when the browser has none stored for it yet: a click on the experiment then
   opens the view, and a researcher who changes the table keeps their changes;
@@ -32,10 +33,15 @@ from lincls import tracking
 
 WORKFLOW_KEY = "mlflow.workflowType_v1"  # MLflow's useLocalStorage key: f"{key}_v{version}"
 WORKFLOW_DEFAULT = "machine_learning"
+# MLflow's UI opens its Assistant panel beside the page on a first visit to a server on
+# localhost (the panel takes a quarter of a 1400 px window), then sets this flag; no server
+# setting turns that off. Set first, the panel stays closed: its button (bottom right) opens it.
+ASSISTANT_OPENED_KEY = "mlflow.assistant.fab.autoOpenedOnFirstLoad_v1"
+DEFAULTS = {WORKFLOW_KEY: json.dumps(WORKFLOW_DEFAULT), ASSISTANT_OPENED_KEY: json.dumps(True)}
 SCRIPT = (
-    f"<script>try{{if(window.localStorage.getItem({json.dumps(WORKFLOW_KEY)})===null)"
-    f"window.localStorage.setItem({json.dumps(WORKFLOW_KEY)},"
-    f"JSON.stringify({json.dumps(WORKFLOW_DEFAULT)}))}}catch(e){{}}</script>"
+    f"<script>try{{var d={json.dumps(DEFAULTS)};for(var k in d)"
+    "if(window.localStorage.getItem(k)===null)window.localStorage.setItem(k,d[k])}"
+    "catch(e){}</script>"
 )
 # MLflow's LocalStorageUtils key of an experiment page's state: its scope is the page and the
 # JSON list of the experiment ids shown (one here), its item the component state.

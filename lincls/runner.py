@@ -19,6 +19,7 @@ from lincls.figures import FIGURE_FILE, draw_run_figure, with_figure
 from lincls.tracking.describe import describe_run
 from lincls.tracking.store import check_settings
 from lincls.tracking.tags import NOTE_TAG, run_name_of, run_tags
+from lincls.tracking.view import shown_tags
 
 
 def dataset_input(config: Mapping[str, Any], outcome: RunOutcome) -> dict[str, str] | None:
@@ -37,8 +38,10 @@ def dataset_input(config: Mapping[str, Any], outcome: RunOutcome) -> dict[str, s
 
 
 def _describe(config: Mapping[str, Any], outcome: RunOutcome) -> None:
-    """The run's description and its figure (drawn here, where its curves are: ~1 ms)."""
+    """The run's description, its figure (drawn here, where its curves are: ~1 ms) and the
+    rounded numbers the runs table's view shows."""
     outcome.tags[NOTE_TAG] = describe_run(config, outcome.metrics, outcome.tags, outcome.curves)
+    outcome.tags.update(shown_tags(outcome.metrics))
     bound_name = outcome.tags.get("bound.tightest", "")
     outcome.artifacts[FIGURE_FILE] = draw_run_figure(outcome.curves, bound_name)
 

@@ -3,18 +3,21 @@ tell runs apart, descriptions say what ran and how it came out, and the console 
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli, runs_of
 from mlflow.tracking import MlflowClient
 
 from lincls import tracking
-from lincls.tracking import progress, tags
+from lincls.tracking import progress, tags, view
+from lincls.tracking.describe import describe_run, rounded, rounded_ratio
 
 TINY = ["dataset.n=40", "dataset.d=2", "dataset.n_test=10", "certificates.svm=false", "passes=2"]
 GRID = ["learner.bias=none,feature", "dataset.margin=0.05,0.1", "dataset.radius=1,2", "seed=0,1"]
@@ -56,16 +59,28 @@ def test_every_child_has_a_distinct_name_a_label_a_dataset_input_and_no_null_par
         bias = params["learner.bias"]
         assert t["learner_label"] == f"perceptron (bias={bias})"
         name = run.info.run_name
-        assert name.startswith(f"perceptron[{bias}] separable γ={params['dataset.margin']} ")
-        assert f" R={float(params['dataset.radius']):g} fixed s{params['seed']} " in name
+        seed = params["seed"]
+        assert name.startswith(
+            f"s{seed} perceptron[{bias}] separable γ={params['dataset.margin']} "
+        )
+        assert f" R={float(params['dataset.radius']):g} lr=" in name  # the default order left out
         assert name.endswith(f"lr={float(params['learner.lr']):g}")
         (data,) = run.inputs.dataset_inputs
         assert data.dataset.digest == t["dataset.fingerprint"]
         assert data.dataset.name == "separable 40×2"
         assert t["mlflow.source.git.commit"] == tracking.git_commit()
+        # the view's columns: the metrics rounded, as tags; the metrics keep every digit
+        m = run.data.metrics
+        assert t["ratio"] == f"{m['bound_ratio.tightest']:.4g}"
+        assert t["mistakes"] == str(int(m["mistakes"]))
+        assert t["bound"] == rounded(m["bound.tightest"])
+        assert (t["γ"], t["R"]) == (f"{m['margin']:.4g}", f"{m['radius']:.4g}")
         note = t["mlflow.note.content"]
-        assert note.startswith(f"**perceptron (bias={bias})** on **separable**")
+        assert note.split("\n\n", 1)[1].startswith(f"**perceptron (bias={bias})** on **separable**")
+        assert f"ratio mistakes/bound = **{t['ratio']}**" in note
         assert f"Tightest a priori bound: **{t['bound.tightest']}**" in note
+    # rounded in the tags, every digit in the metrics
+    assert max(len(repr(r.data.metrics["bound_ratio.tightest"])) for r in children) >= 17
 
 
 def test_a_curve_has_its_bound_beside_it_and_the_description_says_what_its_step_counts(sweep):
@@ -180,20 +195,72 @@ def test_run_names_and_labels_are_compact_and_show_the_rule():
               "seed": 3}  # fmt: skip
     assert tags.learner_label(config["learner"]) == "passive_aggressive (bias=feature, variant=pa1)"
     assert tags.run_name(config, "learner.C=1.0 seed=3 dataset.radius=4") == (
-        "passive_aggressive[feature,pa1] separable γ=0.025 R=4 fixed s3 C=1.0"
+        "s3 passive_aggressive[feature,pa1] separable γ=0.025 R=4 C=1.0"
+    )
+    # an order other than the default is named, after what the dataset is
+    assert tags.run_name({**config, "order": "adversarial"}, "seed=3") == (
+        "s3 passive_aggressive[feature,pa1] separable γ=0.025 R=4 adversarial"
     )
 
 
-def test_the_ui_app_sets_model_training_as_the_default_workflow_once():
+def test_numbers_read_as_what_they_mean_and_the_view_s_tags_round_the_metrics():
+    assert [rounded(v) for v in (8.0, 12345.0, 7.999999999999998, 0.9999999999999999)] == [
+        "8", "12,345", "8", "1"]  # fmt: skip
+    assert [rounded(v) for v in (0.10326923573286366, 38.73370391107745, 123456.7)] == [
+        "0.1033", "38.73", "123,457"]  # fmt: skip
+    assert [rounded(v) for v in (2.85e-16, 5000, "fixed")] == ["2.85e-16", "5,000", "fixed"]
+    # a ratio further than rounding (1e-9) from 1 never reads 1: a broken bound, one not met
+    assert [rounded_ratio(v) for v in (1.0, 1.0 + 1e-12, 1.0000000012, 0.99996, 0.25938)] == [
+        "1", "1", "1.000000001", "0.99996", "0.2594"]  # fmt: skip
+    metrics = {"bound_ratio.tightest": 0.10326923573286366, "mistakes": 4.0,
+               "bound.tightest": 38.73370391107745, "margin": 0.19999999999999998,
+               "radius": 0.9999999999999999, "bound_slack.progress": 0.3469066711348695,
+               "bound_slack.angle": 1.0000000000000002, "bound_slack.norm": 0.2411791855477086,
+               "passes_run": 2.0}  # fmt: skip
+    assert view.shown_tags(metrics) == {
+        "ratio": "0.1033", "mistakes": "4", "bound": "38.73", "γ": "0.2", "R": "1",
+        "slack.progress": "0.3469", "slack.angle": "1", "slack.norm": "0.2412"}  # fmt: skip
+    assert view.shown_tags({"mistakes": 7.333333333333333}) == {"mistakes": "7.333"}  # a mean
+    note = describe_run(
+        {"learner": {"name": "perceptron"}, "dataset": {"name": "separable", "n": 20000},
+         "seed": 1, "passes": 1},
+        {**metrics, "mistakes": 12345.0, "bound.tightest": 98765.4321,
+         "bound_ratio.tightest": 0.12499301},
+        {"bound.tightest": "novikoff"},
+    )  # fmt: skip
+    assert "(n=20,000)" in note and "12,345 mistakes in 2 passes" in note
+    assert "(certified margin γ = 0.2, radius R = 1)" in note
+    assert "**novikoff** = 98,765, ratio mistakes/bound = **0.125**" in note
+    assert "progress 0.3469 · angle 1 · norm 0.2412: held back by **norm**" in note
+
+
+def test_the_ui_app_sets_model_training_and_a_closed_assistant_as_defaults_once():
     from experiments.ui_app import SCRIPT, with_default_workflow
 
     page = b"<!doctype html><html><head><meta charset='utf-8'></head><body></body></html>"
     served = with_default_workflow(page)
     assert served.startswith(b"<!doctype html><html><head><script>")
     assert served.count(b"<script>") == 1 and with_default_workflow(served) == served
-    assert 'getItem("mlflow.workflowType_v1")===null' in SCRIPT
-    assert 'JSON.stringify("machine_learning")' in SCRIPT
+    # each default is stored only where the browser has none (what a researcher set is kept)
+    defaults = json.loads(SCRIPT[SCRIPT.index("var d=") + 6 : SCRIPT.index(";for(")])
+    assert defaults == {"mlflow.workflowType_v1": '"machine_learning"',
+                        "mlflow.assistant.fab.autoOpenedOnFirstLoad_v1": "true"}  # fmt: skip
+    assert "if(window.localStorage.getItem(k)===null)" in SCRIPT
     assert with_default_workflow(b"not a page") == b"not a page"
+
+
+def test_the_keys_the_ui_page_sets_are_the_ones_mlflow_s_ui_reads():
+    import mlflow
+
+    # the UI's useLocalStorage stores under f"{key}_v{version}", the value as JSON
+    bundle = "".join(
+        path.read_text(errors="replace")
+        for path in (Path(mlflow.__file__).parent / "server/js/build/static/js").glob("main.*.js")
+    )
+    assert 'key:"mlflow.workflowType",version:1' in bundle
+    # the Assistant panel opens on a first visit unless this flag says it did already
+    assert 'key:"mlflow.assistant.fab.autoOpenedOnFirstLoad",version:1' in bundle
+    assert 'FIRST_10_RUNS="FIRST_10_RUNS"' in bundle  # the view's selection of charted runs
 
 
 MLFLOW_LAUNCH = """
@@ -217,7 +284,6 @@ print(json.dumps(seen))
 
 @pytest.mark.parametrize("root", [True, False], ids=["artifact root", "served artifacts"])
 def test_lincls_ui_gives_the_server_the_environment_mlflow_server_gives_it(tmp_path, root):
-    import json
     from importlib.metadata import entry_points
 
     from experiments.cli import UI_APP, ui_command, ui_environment
@@ -269,8 +335,6 @@ def test_lincls_ui_on_a_foreign_sqlite_file_is_one_line_and_leaves_it_as_it_was(
 
 
 def test_the_view_is_a_saved_view_of_the_runs_alone_with_every_column_wide_enough():
-    import json
-
     envelope = json.loads(tracking.view_state())
     assert envelope["name"] == "lincls" and isinstance(envelope["createdAt"], int)
     assert tracking.view_state() == tracking.view_state()  # one string: written once per change
@@ -279,18 +343,30 @@ def test_the_view_is_a_saved_view_of_the_runs_alone_with_every_column_wide_enoug
     assert state["searchFilter"] == "tags.`lincls.role` = 'run'"
     # sorted by a metric: MLflow's UI fetches the runs' parents only for the start-time order
     assert state["orderByKey"] == "metrics.`bound_ratio.tightest`"
-    assert state["runsHiddenMode"] == "SHOW_ALL"
-    assert state["columnOrder"][:2] == ["attributes.`Run Name`", "metrics.`bound_ratio.tightest`"]
+    # the Chart tab draws the table's first 10 runs (the closest to their bound), not all
+    assert state["runsHiddenMode"] == "FIRST_10_RUNS"
+    assert [c["runsCountToCompare"] for c in state["compareRunCharts"]] == [10, 10]
+    (section,) = state["compareRunSections"]
+    assert (section["columns"], section["cardHeight"]) == (2, 400)  # the two overlays in a row
+    # what tells runs apart first: name (seed first), ratio, learner, dataset
+    assert state["columnOrder"][:5] == ["attributes.`Run Name`", "tags.`ratio`",
+                                        "tags.`learner_label`", "tags.`dataset`",
+                                        "tags.`mistakes`"]  # fmt: skip
+    # the numbers shown are the rounded tags, never a metric's every digit
+    assert not [c for c in state["columnOrder"] if c.startswith("metrics.")]
+    assert {f"tags.`{t}`" for t in view.SHOWN} <= set(state["columnOrder"])
+    # in a 1400 px window the table is 1,131 px wide (measured): the first four are in view
+    pinned = 73 + state["columnWidths"]["attributes.`Run Name`"] + 150  # checkbox, name, Created
+    first = sum(state["columnWidths"][c] for c in state["columnOrder"][1:4])
+    assert pinned + first == 1093 <= 1131
     assert set(state["columnOrder"]) == set(state["columnWidths"])
     assert set(state["selectedColumns"]) == set(state["columnOrder"]) - {"attributes.`Run Name`"}
     for column, width in state["columnWidths"].items():
         header = column.split("`")[1]
         assert width >= 8 * len(header) + 30, column  # ~7 px a header character, the sort icon
-    assert all(c["runsCountToCompare"] >= 1000 for c in state["compareRunCharts"])
 
 
 def test_the_ui_page_gives_each_lincls_experiment_its_view_where_the_browser_has_none():
-    import json
     from types import SimpleNamespace
 
     from experiments.ui_app import seed_script, table_key, views_of, with_default_workflow
@@ -311,7 +387,6 @@ def test_the_ui_page_gives_each_lincls_experiment_its_view_where_the_browser_has
 
 def test_the_ui_s_runs_search_asks_a_page_of_a_thousand_runs():
     import io
-    import json
 
     from experiments.ui_app import RUNS_SEARCH, larger_page, larger_pages
 

@@ -20,6 +20,8 @@ import pytest
 from clusters import free_port, wait_until
 from conftest import ROOT
 
+from lincls import tracking
+
 GB = 1024**3
 
 
@@ -55,6 +57,13 @@ def process_tree(root: int) -> dict[int, tuple[str, int]]:
     return tree
 
 
+def _store(folder: Path) -> str:
+    """A store as runs leave it (``lincls ui`` shows a store, it makes none)."""
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    tracking.open_experiment(uri)
+    return uri
+
+
 def _answers(url: str) -> bool:
     with urllib.request.urlopen(url, timeout=5) as response:
         return response.status == 200
@@ -68,10 +77,11 @@ def test_lincls_ui_answers_on_two_workers_without_a_job_runner_within_1_gb(tmp_p
     command = [str(lincls)] if lincls.exists() else [sys.executable, "-m", "experiments.cli"]
     log = tmp_path / "ui.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_SERVER_")}
+    store = _store(tmp_path)
     started, tree = time.monotonic(), {}
     with log.open("w") as out:
         server = subprocess.Popen(
-            [*command, "ui", "--store", f"sqlite:///{tmp_path / 'mlflow.db'}",
+            [*command, "ui", "--store", store,
              "--host", "127.0.0.1", "--port", str(port)],
             cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)}, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True,  # its own group, workers included
@@ -115,8 +125,8 @@ def test_lincls_ui_workers_stop_when_their_arbiter_is_killed_outright(tmp_path):
     log = tmp_path / "ui.log"
     with log.open("w") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "experiments.cli", "ui", "--store",
-             f"sqlite:///{tmp_path / 'mlflow.db'}", "--port", str(port)],
+            [sys.executable, "-m", "experiments.cli", "ui", "--store", _store(tmp_path),
+             "--port", str(port)],
             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

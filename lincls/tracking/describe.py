@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lincls.figures import number
 from lincls.tracking.tags import learner_label
 
 CURVE_STEPS = {
@@ -27,7 +28,7 @@ FACTOR_ROUNDING = 1e-9
 
 
 def _passes(count: Any) -> str:
-    return f"{_g(count)} pass" + ("" if count == 1 else "es")
+    return f"{rounded(count)} pass" + ("" if count == 1 else "es")
 
 
 def held_back_by(factors: Mapping[str, float]) -> str | None:
@@ -36,8 +37,24 @@ def held_back_by(factors: Mapping[str, float]) -> str | None:
     return weakest if factors[weakest] < 1.0 - FACTOR_ROUNDING else None
 
 
-def _g(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+def rounded(value: Any) -> str:
+    """A number as a person reads it (the description, the runs table's columns): a count as an
+    integer, anything else to 4 significant digits (``figures.number``); not a number: its text."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return number(float(value))
+
+
+def rounded_ratio(value: Any) -> str:
+    """A ratio to 4 significant digits, except that one further than rounding from 1 never
+    reads "1": just above, it is a broken bound; just below, a bound not met. It gets the digits
+    that tell it from 1."""
+    text = rounded(value)
+    digits = 4
+    while text == "1" and abs(value - 1.0) > FACTOR_ROUNDING and digits < 17:
+        digits += 1
+        text = f"{value:.{digits}g}"
+    return text
 
 
 def describe_run(
@@ -50,7 +67,7 @@ def describe_run(
     learner = config.get("learner") or {}
     dataset = config.get("dataset") or {}
     shape = ", ".join(
-        f"{key}={_g(dataset[key])}"
+        f"{key}={rounded(dataset[key])}"
         for key in ("n", "d", "margin", "radius", "offset", "flip")
         if dataset.get(key) is not None
     )
@@ -63,16 +80,16 @@ def describe_run(
     ]
     if "mistakes" in metrics:
         lines.append(
-            f"{_g(metrics['mistakes'])} mistakes in {_passes(metrics.get('passes_run', 0))} "
-            f"(certified margin γ = {_g(metrics.get('margin', float('nan')))}, "
-            f"radius R = {_g(metrics.get('radius', float('nan')))})."
+            f"{rounded(metrics['mistakes'])} mistakes in {_passes(metrics.get('passes_run', 0))} "
+            f"(certified margin γ = {rounded(metrics.get('margin', float('nan')))}, "
+            f"radius R = {rounded(metrics.get('radius', float('nan')))})."
         )
     for key, family in (("tightest", "a priori"), ("tightest_a_posteriori", "a posteriori")):
         if f"bound.{key}" in metrics:
             lines.append(
                 f"Tightest {family} bound: **{tags.get(f'bound.{key}')}** = "
-                f"{_g(metrics[f'bound.{key}'])}, ratio mistakes/bound = "
-                f"**{_g(metrics[f'bound_ratio.{key}'])}**."
+                f"{rounded(metrics[f'bound.{key}'])}, ratio mistakes/bound = "
+                f"**{rounded_ratio(metrics[f'bound_ratio.{key}'])}**."
             )
     if tags.get("bound_violated") == "true":
         lines.append("A bound is VIOLATED (see the `bound_ratio.*` above 1).")
@@ -90,7 +107,7 @@ def describe_run(
         weakest = held_back_by(factors)
         lines.append(
             f"Against {tags.get('bound_slack.bound', 'Novikoff')}, mistakes/bound = "
-            + " · ".join(f"{f} {_g(v)}" for f, v in factors.items())
+            + " · ".join(f"{f} {rounded_ratio(v)}" for f, v in factors.items())
             + (f": held back by **{weakest}**." if weakest else ": every factor is 1.")
         )
     charted = [name for name in CURVE_STEPS if name in curves]

@@ -8,7 +8,8 @@ mistake bounds.
   failed, bound violations, per learner the median and largest tightest ratio of each family)
   and its artifacts hold the study report (`report/report.html`).
 - A **run** (a child) fits one learner on one dataset. Its name reads
-  `learner[bias rule] dataset γ=… R=… order seed`; `learner_label` groups the same update rule.
+  `s<seed> learner[bias rule] dataset γ=… R=…`, then its order when not `fixed` and what its sweep
+  varies; `learner_label` groups the same update rule.
 - `mistakes` is the online mistake count; `bound.<theorem>` each mistake bound that applies, at its
   best certificate; **`bound_ratio.<theorem>` = mistakes / bound**, exactly 1 when the count
   meets the bound within a relative 1e-9 (the bound's rounding), above 1 only for a violation

@@ -39,6 +39,7 @@ RULE_OPTIONS = (
 )  # fmt: skip
 # Compact names of config keys in run names.
 SHORT = {"dataset.margin": "γ", "dataset.radius": "R", "dataset.n": "n", "dataset.d": "d"}
+DEFAULT_ORDER = "fixed"  # conf/config.yaml's order: names leave it out
 
 
 def study_of(config: Mapping[str, Any]) -> str:
@@ -69,13 +70,17 @@ def _short(value: Any) -> str:
 
 
 def run_name(config: Mapping[str, Any], overrides: str = "") -> str:
-    """A compact name that tells runs apart: learner[rule] dataset γ R order seed, then the
-    other values the sweep set for this run (``overrides``), e.g.
-    ``perceptron[none] separable γ=0.05 R=1 fixed s0 lr=0.1``."""
+    """A compact name that tells runs apart: seed, learner[rule], dataset, γ, R, the order when
+    not the default ``fixed``, then the other values the sweep set for this run (``overrides``),
+    e.g. ``s0 perceptron[none] separable γ=0.05 R=1 lr=0.1``.
+
+    The seed comes first: it is what most often tells two runs of a sweep apart, and MLflow's UI
+    cuts a long name at its end (the runs table's column, the Chart tab's list of ~150 px)."""
     learner = config.get("learner") or {}
     dataset = config.get("dataset") or {}
     rule = [str(learner[k]) for k in RULE_OPTIONS if learner.get(k) is not None]
-    parts = [f"{learner.get('name')}[{','.join(rule)}]" if rule else str(learner.get("name"))]
+    parts = [f"s{config.get('seed', 0)}"]
+    parts.append(f"{learner.get('name')}[{','.join(rule)}]" if rule else str(learner.get("name")))
     parts.append(str(dataset.get("name")))
     shown = {"learner", "dataset", "order", "seed", "study", "experiment"}
     shown |= {f"learner.{k}" for k in RULE_OPTIONS} | {"learner.name", "dataset.name"}
@@ -84,7 +89,9 @@ def run_name(config: Mapping[str, Any], overrides: str = "") -> str:
         if value is not None:
             parts.append(f"{SHORT[key]}={_short(value)}")
             shown.add(key)
-    parts += [str(config.get("order", "fixed")), f"s{config.get('seed', 0)}"]
+    order = str(config.get("order", DEFAULT_ORDER))
+    if order != DEFAULT_ORDER:
+        parts.append(order)
     for item in overrides.split():
         key, _, value = item.partition("=")
         key = key.lstrip("+~")

@@ -1,10 +1,14 @@
 """The experiment's shared view of MLflow's runs table (listed under Views, opened by
 ``ui_path``): its columns and widths, its filter, and the Chart tab's overlays of a curve and its
-bound. Stored as one experiment tag (``VIEW_TAG``); ``view_state`` is that tag's text."""
+bound. Stored as one experiment tag (``VIEW_TAG``); ``view_state`` is that tag's text. The
+columns' numbers are tags each run writes (``shown_tags``), rounded where its metrics are not."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+
+from lincls.tracking.describe import rounded, rounded_ratio
 
 VIEW_KEY = "lincls"  # the experiment's shared view of the runs table, listed under Views
 VIEW_NAME = "lincls"
@@ -12,28 +16,57 @@ VIEW_NAME = "lincls"
 # process to the next, so ``open_experiment`` rewrites it only when the view itself changed.
 VIEW_CREATED_MS = 1767225600000
 # The runs table's columns in the order they are shown, each wide enough for its header and for
-# its widest usual value (MLflow's UI cuts both with an ellipsis and no tooltip): the run's name,
-# the ratio to its tightest bound, what it is made of, then its slack factors and data.
+# its usual values (MLflow's UI cuts both with an ellipsis and no tooltip). In a 1400×900 window,
+# after MLflow's pinned checkbox (73 px) and Created (150 px) columns, the name (its seed,
+# learner and dataset first: ``tags.run_name``), the ratio, the learner and the dataset are in view
+# without scrolling; then the mistakes, the bound, the data's margin and radius, the slack.
 RUN_NAME_COLUMN = "attributes.`Run Name`"
 VIEW_WIDTHS = {
-    RUN_NAME_COLUMN: 460,
-    "metrics.`bound_ratio.tightest`": 190,
-    "metrics.`mistakes`": 110,
+    RUN_NAME_COLUMN: 330,  # "s4 perceptron[feature] separable γ=0.05 R=1": 277 px, 44 of padding
+    "tags.`ratio`": 90,
+    "tags.`learner_label`": 320,  # "passive_aggressive (bias=feature, variant=pa1)": 290 px
+    "tags.`dataset`": 130,
+    "tags.`mistakes`": 100,
+    "tags.`bound`": 80,
     "tags.`bound.tightest`": 200,
-    "metrics.`bound.tightest`": 190,
-    "tags.`learner_label`": 260,
-    "metrics.`margin`": 180,
-    "metrics.`radius`": 180,
+    "tags.`γ`": 70,
+    "tags.`R`": 70,
     "tags.`bound_violated`": 160,
-    "metrics.`bound_slack.progress`": 210,
-    "metrics.`bound_slack.angle`": 200,
-    "metrics.`bound_slack.norm`": 200,
-    "attributes.`Dataset`": 230,
+    "tags.`slack.progress`": 150,
+    "tags.`slack.angle`": 120,
+    "tags.`slack.norm`": 120,
+    "attributes.`Dataset`": 300,  # its name, shape, digest and context
 }
 VIEW_COLUMNS = [column for column in VIEW_WIDTHS if column != RUN_NAME_COLUMN]
-# Every run in the Chart tab, not MLflow's first 10 (``runsHiddenMode``), each in its own colour
-# (``mlflow.runColor``, set by the report).
-VIEW_CHART_RUNS = 1000
+# MLflow's runs table shows a metric with every digit of its float (7.999999999999998): the
+# view's numbers are text tags each run writes beside its metrics (which keep full precision),
+# rounded to what they mean (``describe.rounded``); a run written before has none there (its
+# metrics are under Columns, and sort). Tag → (metric, is a ratio).
+SHOWN = {
+    "ratio": ("bound_ratio.tightest", True),
+    "mistakes": ("mistakes", False),
+    "bound": ("bound.tightest", False),
+    "γ": ("margin", False),
+    "R": ("radius", False),
+    "slack.progress": ("bound_slack.progress", True),
+    "slack.angle": ("bound_slack.angle", True),
+    "slack.norm": ("bound_slack.norm", True),
+}
+# The Chart tab compares a selection: the first runs of the table (the ten closest to their
+# bound, in the view's order), the others hidden until their eye in the table is clicked (or
+# the eye menu's "Show all"). Drawing every run of a study at once tangles 168 curves.
+VIEW_CHART_SELECTION = "FIRST_10_RUNS"  # MLflow's runsHiddenMode
+VIEW_CHART_RUNS = 10
+VIEW_CHART_HEIGHT = 400  # px; the overlays side by side (MLflow puts 3 in a row, 360 px high)
+
+
+def shown_tags(metrics: Mapping[str, float]) -> dict[str, str]:
+    """The run's tags the view's columns show: its metrics of ``SHOWN`` rounded, as text."""
+    return {
+        tag: (rounded_ratio if ratio else rounded)(metrics[metric])
+        for tag, (metric, ratio) in SHOWN.items()
+        if metric in metrics
+    }
 
 
 # The charts of the view's Chart tab that overlay a curve and its bound: MLflow draws one chart
@@ -78,8 +111,9 @@ RUNS_FILTER = "tags.`lincls.role` = 'run'"
 def view_ui_state() -> dict:
     """The runs table as lincls reads it, in the keys MLflow's UI keeps a table's state under:
     the runs of every sweep (never a sweep's parent, which has no curves), sorted by the ratio to
-    their tightest bound, with their bounds, ratios and slack as columns, and in the Chart tab
-    each curve drawn over its bound (``OVERLAYS``) for every run.
+    their tightest bound, with their bounds, ratios and slack as columns (rounded: ``SHOWN``), and
+    in the Chart tab each curve drawn over its bound (``OVERLAYS``) for the first
+    ``VIEW_CHART_RUNS`` runs.
 
     Sorted by a metric, the UI does not fetch the parents of the runs it lists (it does for the
     start-time order), so the table and its charts hold the runs alone."""
@@ -94,9 +128,10 @@ def view_ui_state() -> dict:
         "selectedColumns": VIEW_COLUMNS,
         "columnOrder": list(VIEW_WIDTHS),
         "columnWidths": dict(VIEW_WIDTHS),
-        "runsHiddenMode": "SHOW_ALL",
+        "runsHiddenMode": VIEW_CHART_SELECTION,
         "compareRunSections": [{**_CARD, "uuid": VIEW_SECTION, "name": "Mistakes and their bounds",
-                                "display": True, "isReordered": False}],
+                                "display": True, "isReordered": False,
+                                "columns": len(OVERLAYS), "cardHeight": VIEW_CHART_HEIGHT}],
         "compareRunCharts": [overlay_chart(*pair) for pair in OVERLAYS],
         "hideEmptyCharts": False,
         "useGroupedValuesInCharts": False,
