@@ -77,11 +77,7 @@ def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
         "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", f"{host}:{args.port}",
         "--timeout", "0", "--config", "python:experiments.ui_server", UI_APP,
     ]  # fmt: skip
-    root = tracking.artifact_root(uri)
-    if root is not None:
-        db = sqlite_path(uri)
-        db.parent.mkdir(parents=True, exist_ok=True)
-    return command, ui_environment(uri, root), uri
+    return command, ui_environment(uri, tracking.artifact_root(uri)), uri
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,7 +100,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command == "ui":
         args, env, store = ui_command(rest)
         bind = args[args.index("--bind") + 1]
-        try:  # made with its view if missing; a store lincls must not open is one line
+        db = sqlite_path(store)
+        if db is not None and not db.is_file():  # the UI shows a store runs made: it makes none
+            print(
+                f"error: --store: no MLflow store at {store} (run a sweep first)", file=sys.stderr
+            )
+            return 2
+        try:  # a store lincls must not open is one line
             _, experiment_id = tracking.open_experiment(store)
         except LinclsInputError as exc:
             print(f"error: {exc}", file=sys.stderr)

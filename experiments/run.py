@@ -24,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from lincls.composition import check_group_choices, input_error
 from lincls.config import register_configs
+from lincls.config_checks import check_booleans, parse_overrides
 from lincls.errors import LinclsInputError
 from lincls.orders import canonical_orders
 from lincls.runner import execute
@@ -37,6 +38,10 @@ CONF = Path(__file__).resolve().parent.parent / "conf"
 # A single run's process may end without the interpreter's teardown (``end_process``); a sweep's
 # launcher keeps it: Hydra's joblib launcher leaves its workers to threads joined there.
 ENDS_AT_ONCE: list[bool] = []
+
+
+class Refused(SystemExit):
+    """A run refused before anything was stored (its line printed): the exit status."""
 
 
 @hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")
@@ -54,12 +59,16 @@ def main(cfg: DictConfig) -> float | dict | None:
         outcome = run_job(config, list(HydraConfig.get().overrides.task), sweep)
         return outcome
     try:
+        check_booleans(cfg, parse_overrides(hydra_config.overrides.task))
         outcome = execute(config)
     except (LinclsInputError, StoreError) as exc:
         if multirun:
             raise
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2 if isinstance(exc, LinclsInputError) else 1)
+        code = 2 if isinstance(exc, LinclsInputError) else 1
+        if hasattr(exc, "lincls_run_id"):  # the run exists (FAILED): its directory stays
+            sys.exit(code)
+        raise Refused(code) from None
     metrics = outcome.metrics
     summary = ", ".join(
         f"{k}={metrics[k]:g}"
@@ -168,12 +177,70 @@ def mode_known(single: bool) -> Iterator[None]:
         Hydra.get_mode = get_mode
 
 
+@contextlib.contextmanager
+def no_litter() -> Iterator[None]:
+    """Take away what Hydra made for a run that was then ``Refused``: the run's output
+    directory, with the ``.hydra/`` files and the empty log in it, and the directories above it
+    that were made for it. Hydra makes them before the task starts, and the task is what checks
+    the values; a directory that holds anything else stays, and so does a log with lines in it.
+    """
+    import hydra._internal.hydra as hydra_main
+
+    run_job = hydra_main.run_job
+
+    def tidy_run_job(**kwargs):
+        config = kwargs["config"]
+        saved = HydraConfig.instance().cfg
+        HydraConfig.instance().set_config(config)  # the run dir may read hydra's own fields
+        try:  # resolved once: Hydra's ${now:} is cached in the config, so run_job reads the same
+            directory = Path(str(OmegaConf.select(config, kwargs["job_dir_key"]))).absolute()
+        finally:
+            HydraConfig.instance().cfg = saved
+        made = [p for p in (directory, *directory.parents) if not p.exists()]
+        try:
+            return run_job(**kwargs)
+        except Refused:
+            remove_outputs(directory, made, config.hydra.output_subdir)
+            raise
+
+    hydra_main.run_job = tidy_run_job
+    try:
+        yield
+    finally:
+        hydra_main.run_job = run_job
+
+
+def remove_outputs(directory: Path, made: Sequence[Path], subdir: str | None) -> None:
+    """Remove Hydra's files of a run in ``directory`` (its saved configs, its log while empty),
+    then those of the directories ``made`` for it that are empty, the deepest first."""
+    import logging
+
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, logging.FileHandler):
+            log = Path(handler.baseFilename)
+            if log.parent == directory:
+                handler.close()
+                root.removeHandler(handler)
+                if log.is_file() and log.stat().st_size == 0:
+                    log.unlink()
+    if subdir is not None:
+        saved = directory / subdir
+        for name in ("config.yaml", "hydra.yaml", "overrides.yaml"):
+            (saved / name).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            saved.rmdir()
+    for path in made:
+        with contextlib.suppress(OSError):  # not empty: something else is in it
+            path.rmdir()
+
+
 def cli() -> None:
     """``python -m experiments.run`` (and ``lincls run``): Hydra's app, bad input one line; the
     process ends when the app returns (``end_process``)."""
     try:
         check_arguments(sys.argv[1:])
-        with one_line_errors(), mode_known(single_run(sys.argv[1:])):
+        with one_line_errors(), mode_known(single_run(sys.argv[1:])), no_litter():
             main()
     except SystemExit as done:
         end_process(done.code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,8 +36,10 @@ def check_number(
     low_open: bool = False,
     high_open: bool = False,
     integer: bool = False,
+    why: str | None = None,
 ) -> None:
-    """Raise ``LinclsInputError`` unless ``value`` is a finite number in the stated range."""
+    """Raise ``LinclsInputError`` unless ``value`` is a finite number in the stated range;
+    ``why`` (what sets the range) follows the value in the message."""
     kind = "an integer" if integer else "a number"
     lo = "-inf" if low is None else _bound(low)
     hi = "inf" if high is None else _bound(high)
@@ -52,7 +55,8 @@ def check_number(
     if ok and high is not None:
         ok = float(value) < high if high_open else float(value) <= high
     if not ok:
-        raise LinclsInputError(field, f"must be {kind} in {interval}, got {value!r}")
+        reason = f": {why}" if why else ""
+        raise LinclsInputError(field, f"must be {kind} in {interval}, got {value!r}{reason}")
 
 
 def check_choice(field: str, value: Any, allowed: Iterable[Any]) -> None:
@@ -67,3 +71,39 @@ def check_name(field: str, value: Any) -> None:
     """Raise ``LinclsInputError`` unless ``value`` is a string with something besides spaces."""
     if not isinstance(value, str) or not value.strip():
         raise LinclsInputError(field, f"must be a non-empty name, got {value!r}")
+
+
+def available_memory() -> int:
+    """Bytes of memory this machine can give now (MemAvailable; all of it where that is unknown)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def byte_size(count: float) -> str:
+    """A number of bytes as people read it: 146.0 TiB, 512.0 B."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if count < 1024 or unit == "PiB":
+            return f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} PiB"  # pragma: no cover
+
+
+def check_fits(field: str, value: Any, *, each: int, extra: int = 0, what: str) -> None:
+    """Raise ``LinclsInputError`` unless ``value`` is an integer ≥ 1 whose allocation, ``value``
+    + ``extra`` items of ``each`` bytes (``what``: one item, as the message names it), fits in the
+    memory available now; the message names the largest value that fits."""
+    check_number(field, value, low=1, integer=True)
+    have = available_memory()
+    high = max(have // max(each, 1) - extra, 0)
+    if int(value) > high:
+        count = int(value) + extra
+        raise LinclsInputError(
+            field, f"must be an integer in [1, {high}], got {value!r}: {what} takes "
+            f"{byte_size(each)}, {count} of them {byte_size(count * each)}, and this machine has "
+            f"{byte_size(have)} of memory available")  # fmt: skip

@@ -134,18 +134,17 @@ def test_lincls_run_says_the_same_line(tmp_path):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_a_sweep_config_that_does_not_compose_is_one_line_naming_its_field(workers, tmp_path):
-    """The sweep goes on with the configs that compose; the one that does not is listed with
-    the line that names its field, from a pool's worker too (how the sweep counts it is the
-    sweep summary's)."""
+def test_a_sweep_config_that_does_not_compose_is_refused_before_any_job(workers, tmp_path):
+    """Every config of a sweep is composed and checked before its first job, with a pool too:
+    the one that does not compose is one line naming its field and the config, and nothing runs
+    (not even the config that composes), nothing is stored."""
     db = tmp_path / "mlflow.db"
     done = run_cli(["-m", "dataset.n=100,abc", f"hydra.launcher.n_jobs={workers}",
                     f"tracking.uri=sqlite:///{db}"], cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 1, done.stderr[-3000:]
-    listed = [line for line in done.stderr.splitlines() if line.startswith("  dataset.n=abc")]
-    assert len(listed) == 1, done.stderr[-3000:]
-    assert listed[0].endswith("dataset.n: must be an integer, got 'abc'"), listed[0]
-    assert "Traceback" not in done.stderr
+    line = _only_line(done, "dataset.n")
+    _says(line, "error: dataset.n: must be an integer, got 'abc' (config 2 of 2: dataset.n=abc "
+                "tracking.uri= … ; no config was run)")  # fmt: skip
+    assert os.listdir(tmp_path) == []
 
 
 def _mount_tmpfs(where) -> bool:

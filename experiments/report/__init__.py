@@ -20,6 +20,7 @@ markdown; ``write_report`` here runs them in that order.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -75,6 +76,7 @@ from experiments.report.tables import (
 )
 from lincls import tracking
 from lincls.errors import LinclsInputError
+from lincls.tracking.store import check_store_file
 
 __all__ = [
     "BOUNDARY_RUNS",
@@ -220,9 +222,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     uri = tracking.resolve_tracking_uri(args.tracking_uri)
     try:
+        check_store_file(uri, "tracking-uri")  # one line, and never an empty store made
         client, experiment_id = open_store(uri, args.experiment)
         selection = select_runs(client, experiment_id, args.target)
         out_dir = args.out or tracking.project_root() / "results" / safe_name(selection.study)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise LinclsInputError("--out", f"{out_dir} is a file, not a directory")
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LinclsInputError("--out", f"cannot make {out_dir} ({exc.strerror})") from None
+        if not os.access(out_dir, os.W_OK):
+            raise LinclsInputError("--out", f"{out_dir} is not writable by this user")
         files = write_report(client, selection, out_dir)
         # runs outside a sweep have no parent to log to; a running sweep's report is not final
         if selection.parents and selection.parents[0] not in selection.running:

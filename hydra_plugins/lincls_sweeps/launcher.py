@@ -169,6 +169,19 @@ class JobComposer:
         HydraConfig.instance().cfg = base.hydra
         return task_cfg, job_dir
 
+    def task(self, overrides: Sequence[str], idx: int) -> DictConfig:
+        """The task config of a job alone: ``job``'s, without writing the job's own ``hydra``
+        fields and output dir (~2 ms of ``job``'s ~3): what checking its values needs."""
+        groups, values = split_group_overrides(self.loader, overrides)
+        base = self._base(groups)
+        if base.task is None:
+            return self._composed_job(overrides, idx)[0]
+        task_cfg = pickle.loads(base.task)
+        ConfigLoaderImpl._apply_overrides_to_config(values, task_cfg)
+        OmegaConf.copy_cache(from_config=self.master, to_config=task_cfg)
+        HydraConfig.instance().cfg = base.hydra
+        return task_cfg
+
     def _composed_job(self, overrides: Sequence[str], idx: int) -> tuple[DictConfig, Path]:
         config = self.compose(overrides, idx)
         HydraConfig.instance().set_config(config)  # the job dir's interpolations need it set

@@ -1,17 +1,20 @@
 """The ``lincls`` sweeper: Hydra's grid sweep, wrapped in one parent MLflow run.
 
 It expands the overrides (and ``hydra.sweeper.params``) into the cartesian grid as Hydra's basic
-sweeper does, then, in the launching process and before any job starts: opens the store once
-(creating and migrating SQLite there), closes KILLED the runs of sweeps that were killed, and
-creates the parent run (``lincls.sweeps.start_sweep``). The jobs run on any launcher. The parent
-is closed in a ``finally`` (Hydra 1.3 skips ``on_multirun_end`` when a job fails, so a callback
-could not promise it): FINISHED only if every config has a FINISHED run, else FAILED. A config
-without one — failed, refused by the store, not composed, not run — is listed (the ones not run,
-counted), with the command that runs them, and the sweep exits with status 1.
+sweeper does, then, in the launching process and before any job starts: checks every value of
+every config (``precheck``: a bad one exits 2 with its line and its config, nothing stored, no
+config run), opens the store once (creating and migrating SQLite there), closes KILLED the runs
+of sweeps that were killed, and creates the parent run (``lincls.sweeps.start_sweep``). The jobs
+run on any launcher. The parent is closed in a ``finally`` (Hydra 1.3 skips ``on_multirun_end``
+when a job fails, so a callback could not promise it): FINISHED only if every config has a
+FINISHED run, else FAILED. A config without one — failed, refused by the store, not composed, not
+run — is listed (the ones not run, counted), with the command that runs them, and the sweep exits
+with status 1.
 
 Hydra's basic sweeper composes every job's config once to validate it before launching, and
-the launcher composes it again (~60 ms each here); this one validates one job per distinct
-choice of config groups (the rest differ only in values, checked when their job composes).
+the launcher composes it again (~60 ms each here); this one composes one job per distinct
+choice of config groups whole (a bad name fails fast), and derives the others from it to check
+their values (``precheck``, ~1.6 ms a config).
 """
 
 from __future__ import annotations
@@ -198,11 +201,17 @@ class LinclsSweeper(Sweeper):
     def _start(self, jobs: list[list[str]], arguments: list[str]) -> Any:
         """Check the jobs, open the store, make the parent run: the sweep's record. Bad input
         exits 2 with one line, a store that does not answer exits 1."""
+        from hydra_plugins.lincls_sweeps.precheck import check_jobs
         from lincls import sweeps
         from lincls.errors import LinclsInputError
         from lincls.tracking import progress
 
         self._validate(jobs)
+        try:  # every value, before the store is opened and before the first job
+            check_jobs(self.hydra_context.config_loader, self.config, jobs)
+        except LinclsInputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         # tracking settings may be swept too, but one sweep writes to one store: the first job's
         first = self.hydra_context.config_loader.load_sweep_config(self.config, list(jobs[0]))

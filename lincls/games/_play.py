@@ -20,20 +20,55 @@ import numpy as np
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError
 
+# The most values (examples × columns) a game holds at once: 381 MiB of float64. A game's data
+# exist only as it is played, so its size is checked from its settings before it starts.
+MAX_CELLS = 50_000_000
+CAP = f"{MAX_CELLS:,} values ({MAX_CELLS * 8 // 2**20} MiB of float64)"
+
 
 class Game:
     """A game to play against a learner: ``play`` makes the data as it fits the learner.
 
     A subclass is a frozen dataclass of its settings with ``name`` and ``params`` (what a run
-    logs as ``dataset.*``); ``play(learner, passes)`` returns the presented sequence as a
-    certified dataset and the presentations of each row.
+    logs as ``dataset.*``) and ``columns`` (the width of its examples); ``play(learner,
+    passes)`` returns the presented sequence as a certified dataset and the presentations of
+    each row.
     """
 
     name: str
     params: dict
 
+    @property
+    def columns(self) -> int:  # pragma: no cover
+        """The number of features of the game's examples."""
+        raise NotImplementedError
+
     def play(self, learner, passes: int) -> tuple[Dataset, np.ndarray]:  # pragma: no cover
         raise NotImplementedError
+
+    def check_size(self, passes: int) -> None:
+        """Refuse settings whose play would hold more than ``MAX_CELLS`` values over ``passes``
+        passes (``LinclsInputError`` naming ``dataset.<field>``); the settings alone are checked
+        when the game is made."""
+
+    def check(self, learner, passes: int) -> None:
+        """Refuse, before a run exists, what ``play`` would refuse: a learner the game cannot
+        play, a game too large to hold, a learner whose storage for examples of ``columns``
+        features would not fit (a support set's budget). Fields are named in full."""
+        try:
+            check_online(learner, self.name.replace("_", " "))
+        except LinclsInputError as exc:
+            field = exc.field if exc.field == "learner" else f"learner.{exc.field}"
+            raise LinclsInputError(field, exc.problem) from None
+        self.check_size(int(passes))
+        validate = getattr(learner, "_validate_X_y", None)
+        if validate is None:
+            return
+        try:
+            validate(np.zeros((2, self.columns)), np.array([-1, 1]), reset=True)
+        except LinclsInputError as exc:
+            owner = "learner" if exc.field.split(".")[0] in learner.get_params() else "dataset"
+            raise LinclsInputError(f"{owner}.{exc.field}", exc.problem) from None
 
 
 def check_online(learner, game: str) -> None:

@@ -74,6 +74,8 @@ import numpy as np
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
 from lincls.games._play import (
+    CAP,
+    MAX_CELLS,
     Game,
     check_online,
     errs,
@@ -85,7 +87,6 @@ from lincls.games._play import (
 )
 
 ADVERSARIES = ("littlestone", "additive")
-MAX_CELLS = 50_000_000  # presented examples × N held at once (400 MB of float64)
 EXTEND_ROUNDS = 4  # the extension presents at most this many × N examples
 PROBES = 8  # candidate rows asked per round before the additive adversary calls itself stuck
 
@@ -105,6 +106,41 @@ def block_size(n_attributes: int, k: int) -> int:
     room = int(n_attributes) - int(k) + 2
     size = 1 << (room.bit_length() - 1) if room >= 1 else 0
     return size if size >= 4 else 0
+
+
+def least_rows(n_attributes: int, k: int, adversary: str, extend: bool) -> int:
+    """The fewest rows of N values a game holds at once, whatever the learner does: the learner's
+    2-row start; Littlestone's k⌊log₂(N/k)⌋ examples, all shown, and with ``extend`` the k
+    examples of the target it keeps; the additive adversary's M − 1 Hadamard rows, all shown."""
+    rows = 2
+    if adversary == "littlestone":
+        rows += littlestone_lower_bound(n_attributes, k) + (int(k) if extend else 0)
+    else:
+        rows += max(block_size(n_attributes, k) - 1, 0)
+    return rows
+
+
+def _check_size(n_attributes: int, k: int, adversary: str, extend: bool) -> None:
+    """Refuse N (or k) whose least rows × N exceed ``MAX_CELLS``, naming the largest N that fits
+    for this k."""
+
+    def why(n: int) -> str:
+        extended = " and extend" if extend and adversary == "littlestone" else ""
+        return (f"the {adversary} adversary holds at least {least_rows(n, k, adversary, extend)} "
+                f"rows of N = {n} values with k = {k}{extended}, and rows × N must stay within "
+                f"{CAP}")  # fmt: skip
+
+    if least_rows(n_attributes, k, adversary, extend) * n_attributes <= MAX_CELLS:
+        return
+    if least_rows(k, k, adversary, extend) * k > MAX_CELLS:  # N ≥ k, and rows grow with N
+        raise LinclsInputError("k", f"is too large for any n_attributes: {why(k)}")
+    low, high = k, n_attributes  # the largest N that fits lies in [low, high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        fits = least_rows(middle, k, adversary, extend) * middle <= MAX_CELLS
+        low, high = (middle, high) if fits else (low, middle)
+    check_number("n_attributes", n_attributes, low=k, high=low, integer=True,
+                 why=why(n_attributes))  # fmt: skip
 
 
 def sylvester(size: int) -> np.ndarray:
@@ -141,6 +177,11 @@ class DisjunctionGame(Game):
     name: str = "disjunction_game"
     params: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def columns(self) -> int:
+        """N, one feature per attribute."""
+        return self.n_attributes
+
     def play(self, learner, passes: int) -> tuple[Dataset, np.ndarray]:
         record = _play(self, learner, passes)
         rows = record.dataset.X.shape[0]
@@ -163,6 +204,7 @@ def make_disjunction_game(
     if not isinstance(extend, bool | np.bool_):
         raise LinclsInputError("extend", f"must be true or false, got {extend!r}")
     check_number("seed", seed, low=0, integer=True)
+    _check_size(int(n_attributes), int(k), adversary, bool(extend))
     params = dict(n_attributes=n_attributes, k=k, adversary=adversary, extend=extend, seed=seed)
     return DisjunctionGame(int(n_attributes), int(k), adversary, bool(extend), int(seed),
                            params=params)  # fmt: skip

@@ -30,10 +30,18 @@ import numpy as np
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_number
-from lincls.games._play import Game, check_online, finish, present, replay, start, wrong_label
+from lincls.games._play import (
+    CAP,
+    MAX_CELLS,
+    Game,
+    check_online,
+    finish,
+    present,
+    replay,
+    start,
+    wrong_label,
+)
 from lincls.games.perceptron import tight_mistakes
-
-MAX_CELLS = 50_000_000  # presented examples × d held at once (400 MB of float64)
 
 
 @dataclass(frozen=True)
@@ -52,6 +60,11 @@ class OrthogonalGame(Game):
         """N = ⌊(R/γ)²⌋, the examples of one pass and the mistakes forced."""
         return tight_mistakes(self.margin, self.radius)
 
+    @property
+    def columns(self) -> int:
+        """d, the width of the examples."""
+        return self.d
+
     def play(self, learner, passes: int) -> tuple[Dataset, np.ndarray]:
         return play_orthogonal(learner, self, passes)
 
@@ -66,12 +79,16 @@ def make_orthogonal_game(
     if margin > radius:
         raise LinclsInputError("margin", f"must be ≤ radius = {radius:g}, got {margin:g}")
     tight = tight_mistakes(margin, radius)
+    most = math.isqrt(MAX_CELLS)  # N rounds of d ≥ N values: N² ≤ MAX_CELLS
+    if tight > most:  # ⌊(R/γ)²⌋ ≤ most ⟺ γ > R/√(most + 1)
+        raise LinclsInputError(
+            "margin", f"must be a number in ({radius / math.sqrt(most + 1):.6g}, {radius:g}], "
+            f"got {margin!r}: the game plays ⌊(R/γ)²⌋ = {tight:,} rounds of d ≥ ⌊(R/γ)²⌋ "
+            f"values at radius = {radius:g}, and rounds × d must stay within {CAP}")  # fmt: skip
     if d < tight:
         raise LinclsInputError("d", f"the orthogonal game needs d ≥ ⌊(R/γ)²⌋ = {tight}, got {d}")
-    if tight * d > MAX_CELLS:
-        raise LinclsInputError(
-            "d", f"⌊(R/γ)²⌋ × d = {tight * d:,} values exceed {MAX_CELLS:,}; lower d or R/γ"
-        )
+    check_number("d", d, low=tight, high=MAX_CELLS // max(tight, 1), integer=True,
+                 why=f"⌊(R/γ)²⌋ = {tight} rounds × d must stay within {CAP}")  # fmt: skip
     check_number("seed", seed, low=0, integer=True)
     params = dict(d=d, margin=margin, radius=radius, seed=seed)
     return OrthogonalGame(int(d), float(margin), float(radius), int(seed), params=params)

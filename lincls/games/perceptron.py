@@ -51,11 +51,10 @@ import numpy as np
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.games._play import Game
+from lincls.games._play import CAP, MAX_CELLS, Game
 from lincls.orders import training_weights
 
 STRATEGIES = ("auto", "flip", "orthogonal")
-MAX_CELLS = 50_000_000  # presented examples × d held at once (400 MB of float64)
 SAFETY = 1e-9  # a constructed mistake must have y(w·x + b) ≤ −SAFETY·(‖w‖R + |b|)
 SLACK = 1e-10  # relative room so that u·z ≥ γ and ‖z‖ ≤ R hold after rounding
 
@@ -79,6 +78,31 @@ class PerceptronGame(Game):
     seed: int
     name: str = "perceptron_game"
     params: dict[str, Any] = field(default_factory=dict)
+    rounds_given: bool = True  # False: rounds is ⌊(R/γ)²⌋ + 1, set by the margin and radius
+
+    @property
+    def columns(self) -> int:
+        """d, the width of the constructed examples."""
+        return self.d
+
+    def check_size(self, passes: int) -> None:
+        """Refuse a game whose ``passes × rounds`` examples of d values exceed ``MAX_CELLS``,
+        naming what sets its size: d, rounds, or the margin that set rounds."""
+        why = f"passes × rounds × d must stay within {CAP}, with passes = {passes}"
+        if passes * self.d > MAX_CELLS:
+            check_number("dataset.d", self.d, low=2, high=MAX_CELLS // passes, integer=True,
+                         why=why)  # fmt: skip
+        most = MAX_CELLS // (passes * self.d)
+        if self.rounds <= most:
+            return
+        why += f" and d = {self.d}"
+        if self.rounds_given:
+            check_number("dataset.rounds", self.rounds, low=1, high=most, integer=True, why=why)
+        smallest = self.radius / math.sqrt(most)  # ⌊(R/γ)²⌋ + 1 ≤ most ⟺ γ > R/√most
+        raise LinclsInputError(
+            "dataset.margin", f"must be a number in ({smallest:.6g}, {self.radius:g}], got "
+            f"{self.margin!r}: the game plays ⌊(R/γ)²⌋ + 1 = {self.rounds:,} rounds a pass at "
+            f"radius = {self.radius:g}, and {why}")  # fmt: skip
 
     @property
     def resolved_strategy(self) -> str:
@@ -113,13 +137,14 @@ def make_perceptron_game(
         raise LinclsInputError(
             "d", f"the orthogonal strategy needs d ≥ ⌊(R/γ)²⌋ = {tight}, got {d}"
         )
+    given = rounds is not None
     if rounds is None:
         rounds = tight + 1
     check_number("rounds", rounds, low=1, integer=True)
     check_number("seed", seed, low=0, integer=True)
     params = dict(d=d, margin=margin, radius=radius, strategy=strategy, rounds=rounds, seed=seed)
     return PerceptronGame(int(d), float(margin), float(radius), strategy, int(rounds), int(seed),
-                          params=params)  # fmt: skip
+                          params=params, rounds_given=given)  # fmt: skip
 
 
 class _Player:

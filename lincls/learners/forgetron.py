@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from lincls.errors import check_number
+from lincls.errors import check_fits, check_number
 from lincls.learners._budget import (
     BudgetKernelClassifier,
     csr_arrays,
@@ -184,6 +184,15 @@ class Forgetron(BudgetKernelClassifier):
     def _check_params(self) -> None:
         super()._check_params()
         check_number("budget", self.budget, low=1, integer=True)
+
+    def _validate_X_y(self, X, y, reset: bool):
+        X, y = super()._validate_X_y(X, y, reset)
+        if reset:  # the support set is allocated whole (budget + 1 rows) when the fit starts
+            features = X.shape[1]
+            check_fits("budget", self.budget, each=8 * (features + 3), extra=1,
+                       what=f"a support vector of {features} features (with its norm, "
+                       "coefficient and kernel value)")  # fmt: skip
+        return X, y
 
     def _capacity(self, X) -> int:
         self._state = np.zeros(2)  # [Q, M]

@@ -27,12 +27,14 @@ import pyarrow.compute as pc
 
 from lincls.errors import LinclsInputError
 from lincls.paths import resolve_tracking_uri, sqlite_path
+from lincls.tracking.store import check_store_file
 
 # The MLflow schema revision (alembic) the queries below are written for.
 SCHEMA_REVISION = "dc11669786a5"
 DATABASE_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
 INFO = ["run_id", "experiment_id", "status", "artifact_uri", "start_time", "end_time"]
 ROLE_RUN = "run"
+STUDY = "lincls.study"
 
 
 def engine_for(uri: str) -> Any:
@@ -306,10 +308,34 @@ def curves_of(
     return out
 
 
+def _studies(engine: Any, experiment_id: str) -> list[str]:
+    """The study tag of every active run of ``experiment_id``, each once."""
+    import sqlalchemy
+
+    where, values = _where(experiment_id, {}, None)
+    sql = (
+        f"SELECT DISTINCT t.value FROM runs r JOIN tags t ON t.run_uuid = r.run_uuid WHERE {where}"
+    )
+    with engine.connect() as db:
+        found = db.execute(sqlalchemy.text(f"{sql} AND t.key = :key"), {**values, "key": STUDY})
+        return [row[0] for row in found]
+
+
+def _check_study(study: str, values: Iterable[Any], uri: str) -> None:
+    """Raise ``LinclsInputError`` unless some run of the store is of ``study`` (``values``: the
+    study tag of every run), naming the studies it has."""
+    known = sorted({str(v) for v in values if isinstance(v, str)})
+    if study not in known:
+        raise LinclsInputError(
+            "study",
+            f"no run of study {study!r} in {uri}; its studies: {', '.join(known) or 'none'}",
+        )
+
+
 def _filters(
     study: str | None, learner: str | None, dataset: str | None, role: str | None
 ) -> dict[str, str]:
-    chosen = {"lincls.study": study, "learner": learner, "dataset": dataset, "lincls.role": role}
+    chosen = {STUDY: study, "learner": learner, "dataset": dataset, "lincls.role": role}
     return {key: value for key, value in chosen.items() if value is not None}
 
 
@@ -335,6 +361,9 @@ def _by_mlflow(
         frame = mlflow.search_runs(
             [found.experiment_id], filter_string=" and ".join(clauses), max_results=2**31 - 1
         )
+        if frame.empty and STUDY in tags:
+            every = mlflow.search_runs([found.experiment_id], max_results=2**31 - 1)
+            _check_study(tags[STUDY], every.get(f"tags.{STUDY}", []), uri)
     for key in curves:
         frame[f"curves.{key}"] = [_history(client, run_id, key) for run_id in frame["run_id"]]
     return frame
@@ -374,11 +403,11 @@ def runs(
     ``learner``, ``dataset``, ``lincls.role``; None: any; the default role ``run`` leaves the
     sweeps' parent runs out); ``status`` keeps runs in that state (None: any). Each metric named
     in ``curves`` adds a column ``curves.<name>``: the run's logged (step, value) points.
+    ``LinclsInputError`` (one line) for a store that is missing or no store, and for a study no
+    run has (it names the studies there are); a known study with no run chosen is an empty table.
     """
     uri = resolve_tracking_uri(uri)
-    db = sqlite_path(uri)
-    if db is not None and not db.is_file():
-        raise LinclsInputError("uri", f"no MLflow store at {uri} (run a sweep first)")
+    check_store_file(uri, "uri")
     tags = _filters(study, learner, dataset, role)
     engine = engine_for(uri)
     if engine is None:
@@ -388,6 +417,8 @@ def runs(
         if experiment_id is None:
             raise LinclsInputError("experiment", f"no experiment named {experiment!r} in {uri}")
         frame = search_frame(read_rows(engine, experiment_id, tags, status))
+        if frame.empty and study is not None:  # a study no run has: a misspelt name, say so
+            _check_study(study, _studies(engine, experiment_id), uri)
         points = curves_of(engine, list(frame["run_id"]), curves)
     finally:
         engine.dispose()

@@ -70,6 +70,40 @@ def check_uri(uri: str) -> None:
         )
 
 
+def check_store_file(uri: str, field: str) -> None:
+    """Raise ``LinclsInputError`` (naming ``field``) unless a SQLite ``uri`` names an MLflow
+    store: a file that exists, is a SQLite database and has MLflow's tables. What reads a store
+    must never make one (SQLAlchemy would make an empty file, then fail on its tables).
+
+    The file is read through SQLite alone, read-write (which never makes a file): a read-only
+    connection to a store in WAL mode can fail, and opening and closing the file any other way
+    drops the locks the process's SQLite connections hold on it. Only a file SQLite calls no
+    database (or a damaged one) is refused."""
+    from urllib.parse import quote
+
+    db = sqlite_path(uri)
+    if db is None:
+        return
+    if not db.is_file():
+        raise LinclsInputError(field, f"no MLflow store at {uri} (run a sweep first)")
+    connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=rw", uri=True)
+    try:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.DatabaseError as exc:
+        name = getattr(exc, "sqlite_errorname", "")
+        if name == "SQLITE_NOTADB":
+            problem = f"{db} is not a SQLite database, so not an MLflow store"
+            raise LinclsInputError(field, problem) from None
+        if name == "SQLITE_CORRUPT":
+            raise LinclsInputError(field, f"{db} is a damaged SQLite database ({exc})") from None
+        return  # not the file's fault (a lock, I/O): the store's reader meets it, or not
+    finally:
+        connection.close()
+    if not {"experiments", "runs", "tags"} <= tables:
+        listed = ", ".join(sorted(tables)) or "none"
+        raise LinclsInputError(field, f"{db} is not an MLflow store (its tables: {listed})")
+
+
 @contextlib.contextmanager
 def store_lock(uri: str, timeout: float = 300.0) -> Iterator[None]:
     """Hold a cross-process lock on a SQLite store (``<file>.lock``); other stores need none.
