@@ -1,6 +1,7 @@
 """The Forgetron: the scikit-learn checks, the paper's self-tuned rule against a plain numpy loop
-(24 streams × kernels × biases, dense and CSR, φ found by bisection), the budget and the damage
-cap, the bound by hand, on runs, and with no violation over 2,000 random configs."""
+(24 streams × kernels × biases, dense and CSR, φ found by bisection, compared away from
+near-ties), the budget and the damage cap, the bound by hand, on runs, and with no violation
+over 2,000 random configs."""
 
 from __future__ import annotations
 
@@ -53,18 +54,35 @@ def largest_phi(sigma, mu, damage, mistakes):
     return low
 
 
+def distance_from_zero(terms):
+    """|f| over Σ|terms| for f = Σ terms (summed in order): how far a decision y f ≤ 0 is from
+    its tie in units of what rounding moves; ∞ where f is exactly 0 because its terms cancel in
+    pairs of equal and opposite values (a row stored twice with opposite labels, or rows meeting
+    x in a zero dot product beside the bias), which every processor computes alike."""
+    spread = sum(abs(t) for t in terms)
+    if spread == 0.0:  # f = 0 in any arithmetic
+        return math.inf
+    f = sum(terms)
+    if f == 0.0 and sorted(terms) == sorted(-t for t in terms):
+        return math.inf
+    return abs(f) / spread
+
+
 def direct_forgetron(X, y, budget, name, degree, gamma, c2, passes):
     """Dekel, Shalev-Shwartz & Singer (2008), self-tuned: on a mistake add (x_t, σ = 1); past B
     shrink every σ by φ and forget the oldest, Q += Ψ(φσ_r, y_r φ f'(x_r)).
-    Returns (mistakes, vectors oldest first, σ·y, Q, |S| after each step)."""
+    Returns (mistakes, vectors oldest first, σ·y, Q, |S| after each step, the least distance of
+    a decision from its tie, ``distance_from_zero``; φ is continuous in f', no decision)."""
     vectors, coef, sizes = [], [], []
-    mistakes, damage = 0, 0.0
+    mistakes, damage, least = 0, 0.0, math.inf
     for _ in range(passes):
         for x, label in zip(X, y, strict=True):
-            f = sum(
+            terms = [
                 a * kernel(v, x, name, degree, gamma, c2)
                 for v, a in zip(vectors, coef, strict=True)
-            )
+            ]
+            f = sum(terms)
+            least = min(least, distance_from_zero(terms))
             if label * f <= 0:
                 mistakes += 1
                 vectors.append(x.copy())
@@ -80,7 +98,7 @@ def direct_forgetron(X, y, budget, name, degree, gamma, c2, passes):
                     coef = [phi * a for a in coef[1:]]
                     vectors = vectors[1:]
             sizes.append(len(vectors))
-    return mistakes, np.array(vectors), np.array(coef), damage, np.array(sizes)
+    return mistakes, np.array(vectors), np.array(coef), damage, np.array(sizes), least
 
 
 def stream(seed):
@@ -98,10 +116,35 @@ def stream(seed):
     return X, y
 
 
+# A decision whose distance from its tie (``distance_from_zero``) is below this is a near-tie:
+# the loop computes its kernel values with numpy's exp and BLAS dot products, whose last bits
+# depend on the processor, so rounding may decide it either way. The learner's and the loop's f
+# agree within 1e-12 of Σ|terms| on the final set (asserted below, as σ·y within 1e-12 of the
+# largest; measured 1.3e-13 at most), and 1e-9 stays a thousand times above that bound; the
+# streams left out meet decisions 1.4e-11 and 3.7e-10 from a tie, every stream compared none
+# nearer than 1.1e-7.
+TIE = 1e-9
+
+# (streams compared with the loop, the seeds left out as near-ties). The near-ties are both RBF
+# with the bias feature at an x far from every support vector: σ·y = ±1 of both signs alike, so
+# the c² cancel, and f is what exponentials of 1e-8 or less leave beside terms of size 1.
+COMPARED = {
+    ("linear", "feature"): (24, []),
+    ("linear", "none"): (24, []),
+    ("poly", "feature"): (24, []),
+    ("poly", "none"): (24, []),
+    ("rbf", "feature"): (22, [14, 17]),
+    ("rbf", "none"): (24, []),
+}
+
+
 @pytest.mark.parametrize("name", ["linear", "poly", "rbf"])
 @pytest.mark.parametrize("bias", ["feature", "none"])
 def test_equals_the_papers_rule_dense_and_csr(name, bias):
-    worst, removals = 0.0, 0
+    """The learner against the loop on every stream away from a near-tie (those only dense
+    against CSR): the same mistakes, vectors and sizes, σ·y, Q and f within 1e-12 on any
+    processor."""
+    worst, worst_f, removals, compared, tied = 0.0, 0.0, 0, 0, []
     for seed in range(24):
         X, y = stream(seed)
         budget = int(np.random.default_rng(seed).integers(1, 9))
@@ -112,7 +155,12 @@ def test_equals_the_papers_rule_dense_and_csr(name, bias):
         np.testing.assert_array_equal(dense.dual_coef_, csr.dual_coef_)
         np.testing.assert_array_equal(dense.mistake_steps_, csr.mistake_steps_)
         c2 = 1.0 if bias == "feature" else 0.0
-        mistakes, vectors, coef, damage, sizes = direct_forgetron(X, y, budget, name, 2, 0.7, c2, 3)
+        found = direct_forgetron(X, y, budget, name, 2, 0.7, c2, 3)
+        mistakes, vectors, coef, damage, sizes, least = found
+        if least < TIE:
+            tied.append(seed)
+            continue
+        compared += 1
         assert dense.mistakes_ == dense.updates_ == mistakes
         np.testing.assert_array_equal(dense.support_vectors_, vectors)
         np.testing.assert_array_equal(dense.support_size_, sizes)
@@ -122,7 +170,14 @@ def test_equals_the_papers_rule_dense_and_csr(name, bias):
         worst = max(worst, abs(dense.damage_ - damage) / max(1.0, abs(damage)))
         assert dense.damage_ <= 15 / 32 * mistakes * (1 + 1e-12)
         removals += mistakes - dense.n_support_
+        pairs = list(zip(vectors, coef, strict=True))
+        terms = np.array([[a * kernel(v, x, name, 2, 0.7, c2) for v, a in pairs] for x in X])
+        f, spread = terms.sum(axis=1), np.abs(terms).sum(axis=1)
+        gap = np.abs(dense.decision_function(X) - f)  # 0 where every term is 0
+        worst_f = max(worst_f, float((gap / np.where(spread > 0, spread, 1.0)).max()))
+    assert (compared, tied) == COMPARED[(name, bias)]
     assert worst < 1e-12
+    assert worst_f < 1e-12
     assert removals > 24 * 10  # the budget was exceeded, and examples forgotten, that often
 
 
