@@ -15,6 +15,7 @@ not a database (a tracking server) is read with ``mlflow.search_runs`` itself.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,11 +114,32 @@ def _arrow(rows: list[tuple]) -> pa.Table:
     return pa.table([pa.array(c) for c in columns], names=LONG_NAMES)
 
 
+def open_here(db: Path) -> bool:
+    """Whether this process holds the SQLite file ``db`` (or its WAL files) open, or cannot tell.
+    The driver bundles a SQLite of its own, and two libraries in one process do not see each
+    other's (POSIX, per-process) locks: its connection would reset the WAL index the others use
+    and drop their locks on closing ("disk I/O error" on their next statement)."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        return True  # cannot tell: take the safe way
+    target = str(db.resolve())
+    names = {target, target + "-wal", target + "-shm"}
+    for fd in fds.iterdir():
+        try:
+            if os.readlink(fd) in names:
+                return True
+        except OSError:
+            continue  # closed between the listing and the look
+    return False
+
+
 def _whole_tables(db: Path, tag_keys: Sequence[str] | None) -> dict[str, pa.Table]:
     """Every row of the long tables of the SQLite file ``db``, read as Arrow by the ADBC driver
     (no Python object per value: 9.2M rows took ~20 s as tuples, ~4 s so); a table it cannot
     read (the driver not installed, a column it typed from its first rows, all NULL, as
     integers) is left out."""
+    if open_here(db):
+        return {}
     try:
         import adbc_driver_sqlite.dbapi as adbc
     except ImportError:

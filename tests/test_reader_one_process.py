@@ -1,0 +1,46 @@
+"""The reader's Arrow driver bundles its own SQLite: it reads a store only where this process has
+no connection to it, so a process that writes runs and reads them keeps working."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+from conftest import compose_config
+
+from lincls import runner
+from lincls.tracking import reader
+
+
+def _run(uri: str, seed: int) -> str:
+    config = compose_config([f"seed={seed}", "dataset.n=40", "dataset.d=3", "passes=1",
+                             f"tracking.uri={uri}"])  # fmt: skip
+    return runner.execute(config).run_id
+
+
+def test_writing_after_reading_in_one_process_works(tmp_path, _migrated_store):
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(_migrated_store, db)
+    uri = f"sqlite:///{db}"
+    assert not reader.open_here(db)
+    made = [_run(uri, seed) for seed in range(3)]
+    assert reader.open_here(db)  # the writer's connection stays open between runs
+    assert sorted(reader.runs(uri)["run_id"]) == sorted(made)
+    made += [_run(uri, seed) for seed in range(3, 5)]  # the same connection writes on
+    assert sorted(reader.runs(uri)["run_id"]) == sorted(made)
+    with sqlite3.connect(db) as other:  # and a new connection reads every run
+        assert other.execute("SELECT count(*) FROM runs").fetchone() == (5,)
+
+
+def test_a_file_no_connection_holds_is_read_by_the_driver(tmp_path):
+    db = tmp_path / "plain.db"
+    sqlite3.connect(db).close()
+    assert reader.open_here(Path(db)) is False
+    held = sqlite3.connect(db)
+    try:
+        held.execute("CREATE TABLE t (x)")
+        assert reader.open_here(Path(db)) is True
+    finally:
+        held.close()
+    assert reader.open_here(Path(db)) is False
