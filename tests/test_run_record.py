@@ -40,15 +40,17 @@ def test_a_run_is_written_with_one_transaction_after_its_creation(store, monkeyp
          f"tracking.uri={store}"]
     )  # fmt: skip
     outcome = runner.execute(config)
-    # and one file for each text artifact (here the learned hyperplane's margin histogram),
-    # written straight into the run's local artifact directory, not through log_text
-    assert list(outcome.artifacts) == ["hyperplane/margin_histogram.json"]
+    # and one file for each text artifact (here the learned hyperplane's margin histogram and
+    # the run's figure), written straight into the run's local artifact directory, not through
+    # log_text
+    assert list(outcome.artifacts) == ["hyperplane/margin_histogram.json", "mistakes_and_bound.svg"]
     # a SQLite store's run is its rows: created in one transaction, written and closed in one
     assert calls == dict.fromkeys(WRITES, 0) and len(transactions) == 2
     (run,) = runs_of(store)
     assert run.info.status == "FINISHED"
     client = MlflowClient(tracking_uri=store)
-    (folder,) = client.list_artifacts(run.info.run_id)
+    folder, figure = client.list_artifacts(run.info.run_id)
+    assert figure.path == "mistakes_and_bound.svg" and 1_000 < figure.file_size < 10_000
     (listed,) = client.list_artifacts(run.info.run_id, folder.path)
     assert listed.path == "hyperplane/margin_histogram.json" and listed.file_size > 0
     local = client.download_artifacts(run.info.run_id, listed.path, str(tmp_path))

@@ -267,9 +267,10 @@ def test_a_pool_on_a_server_store_has_its_runs_written_by_the_launching_process(
     uri = f"http://127.0.0.1:{port}"
     server = _server(tmp_path, port)
     try:
-        sweep = _sweep(tmp_path, uri, "range(0,6)", ["hydra.launcher.n_jobs=2", "passes=0"])
+        failing = ["hydra.launcher.n_jobs=2", "learner=voted_perceptron", "learner.max_vectors=3"]
+        sweep = _sweep(tmp_path, uri, "range(0,6)", failing)
         _, err = sweep.communicate(timeout=600)
-        assert sweep.returncode == 1, err[-3000:]  # passes=0 is refused: six FAILED runs
+        assert sweep.returncode == 1, err[-3000:]  # each fails inside its fit: six FAILED runs
         sweep = _sweep(tmp_path, uri, "range(0,6)", ["hydra.launcher.n_jobs=2"])
         _, err = sweep.communicate(timeout=600)
         assert sweep.returncode == 0, err[-3000:]
@@ -280,13 +281,16 @@ def test_a_pool_on_a_server_store_has_its_runs_written_by_the_launching_process(
         assert statuses == {"FAILED": 6, "FINISHED": 6}
         for run in children:
             if run.info.status == "FAILED":
-                assert "passes" in run.data.tags["error"]
+                assert "max_vectors" in run.data.tags["error"]
                 continue
             assert run.data.metrics["mistakes"] >= 0 and "bound.tightest" in run.data.metrics
             assert run.data.params["dataset.n"] == "200"
             assert [d.dataset.digest for d in run.inputs.dataset_inputs] != []
             assert len(client.get_metric_history(run.info.run_id, "cumulative_mistakes")) > 1
-            assert [a.path for a in client.list_artifacts(run.info.run_id)] == ["hyperplane"]
+            assert [a.path for a in client.list_artifacts(run.info.run_id)] == [
+                "hyperplane",
+                "mistakes_and_bound.svg",
+            ]
     finally:
         stop(server)
 

@@ -113,26 +113,17 @@ def test_a_paused_server_leaves_every_config_with_one_run_once_the_resume_ran(tm
     assert 1 in (outcomes[20], outcomes[25]) and set(outcomes.values()) <= {0, 1}, outcomes
 
 
-def test_a_config_that_does_not_compose_is_counted_failed_listed_and_named_for_the_resume(
-    tmp_path,
-):
-    """Before: "1 finished, 0 failed", then "1 of 2 configs failed", no resume command."""
+def test_a_config_that_does_not_compose_is_refused_before_any_job_naming_it(tmp_path):
+    """Before: "1 finished, 0 failed", then "1 of 2 configs failed"; now every config is checked
+    before the store opens, and the bad one is named."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     done = run_cli(["-m", "dataset.n=100,abc", *SMALL[1:], f"tracking.uri={uri}",
                     f"hydra.sweep.dir={tmp_path / 'sweep'}"], cwd=tmp_path)  # fmt: skip
-    assert done.returncode == 1, done.stderr[-3000:]
-    lines = done.stderr.strip().splitlines()
-    assert "2 jobs: 1 finished, 1 failed, 0 skipped" in lines[-4]
-    assert lines[-3].startswith("[lincls] 1 of 2 configs failed (parent run ")
-    assert lines[-2].startswith("  dataset.n=abc ") and ": dataset.n: " in lines[-2]
-    assert f"1 of 2 {RESUME}python -m experiments.run -m " in lines[-1]
-    assert lines[-1].endswith(" tracking.skip_finished=true") and "dataset.n=100,abc" in lines[-1]
-    runs = runs_of(uri)
-    parent = next(r for r in runs if r.data.tags["lincls.role"] == "sweep")
-    assert parent.info.status == "FAILED"
-    assert [r.data.params["dataset.n"] for r in runs if r.data.tags["lincls.role"] == "run"] == [
-        "100"
-    ]
+    assert done.returncode == 2, done.stderr[-3000:]
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: dataset.n: must be an integer, got 'abc' (config 2 of 2: ")
+    assert line.endswith("; no config was run)")
+    assert not (tmp_path / "mlflow.db").exists()  # nothing stored, not even a store
 
 
 # --- a run's creation, retried ----------------------------------------------------------------
