@@ -60,6 +60,8 @@ def build_store(root: Path, runs: int, seed_configs: int = 40) -> tuple[str, str
         tracking.log_texts(client, run_id, {FIGURE_FILE: figures[copy % len(figures)]})
         finish = {NOTE_TAG: with_figure(note, run_id)}
         tracking.finish_run(client, run_id, params, metrics, curves, finish)
+    if client.rows is not None:  # the reader's Arrow driver reads only a file no one here holds
+        client.rows.close()
     return uri, parent
 
 
