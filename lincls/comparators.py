@@ -17,14 +17,19 @@ on the rows z_t = y_t·x'_t of the vectors x' the learner sees, most bounds are 
   working set (``KERNEL_WORKING_SET``), on which only Q's columns of the set are computed, and
   solves it by block principal pivoting, with Clarabel where that fails.
 
-Each is solved with Clarabel (an interior-point conic solver). The solver's point is then only a
+The smooth ones (``deficit``, and ``hinge`` with the squared loss) are minimised exactly by
+Newton's method (``lincls.newton``), the rest with Clarabel (an interior-point conic solver),
+as are those Newton's point does not close (a gap above ``NEWTON_GAP``). A point is then only a
 candidate: its objective is re-measured on the data (a comparator that misses a constraint is
-rescaled until it meets every one), and a dual point built from the solver's multipliers, made
-exactly feasible, gives a lower bound on the minimum. ``Solution.gap`` is their relative
-difference: the re-measured value is a valid bound whatever the solver did, and no comparator
-does better than value·(1 − gap). Problems with more rows than ``WORKING_SET`` are solved on a
-working set of the rows nearest the margin, grown by every row the solution violates until none
-does (a row that meets its margin has a zero multiplier, so that is the minimum over all rows).
+rescaled until it meets every one), and a dual point built from its multipliers, made exactly
+feasible, gives a lower bound on the minimum. ``Solution.gap`` is their relative difference: the
+re-measured value is a valid bound whatever the solver did, and no comparator does better than
+value·(1 − gap). Clarabel solves on a working set (``lincls.programs``): the rows nearest the
+margin of a cheap proxy of the solution (at least 200, four per column), grown by the rows the
+set's solution violates until none does (a row that meets its margin has a zero multiplier, so
+that is the minimum over all rows). At n = 1,000, d = 20 (a sweep's runs, a busy 2-core machine)
+the deficit's cone program took 74 ms on every row, Newton's method 3 ms; the hard margin 21 ms
+on every row, 5 ms from a set of 200; PA-I's hinge 28 ms on every row, 6 ms from a set.
 """
 
 from __future__ import annotations
@@ -37,11 +42,21 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from lincls import newton
 from lincls.kkt import dual_bound, polished, rescaled
+from lincls.programs import SOLVE_METHOD as SOLVE_METHOD
+from lincls.programs import (
+    deficit_rows,
+    hard_margin_rows,
+    hinge_rows,
+    nearest,
+    subset,
+    working_set,
+)
+from lincls.programs import solve as _solve
 
 GAP_TOLERANCE = 1e-6  # the relative duality gap a solution is expected to reach
-WORKING_SET = 2000  # rows a large problem starts from, and the most added per round
-SOLVE_METHOD = "qdldl"
+NEWTON_GAP = 1e-12  # the gap at which Newton's point is kept (else Clarabel solves the program)
 KERNEL_WORKING_SET = 200  # rows a kernel problem starts from, and the fewest added per round
 KERNEL_SOLVE_METHOD = "faer"  # on the dense kernel matrix (``_kernel_dual``)
 KERNEL_PIVOTS = 30  # block principal pivoting rounds before Clarabel takes over
@@ -61,77 +76,8 @@ class Solution:
     gap: float
 
 
-def _solve(P, q, A, b, cones, method: str = SOLVE_METHOD):
-    """Clarabel on min ½xᵀPx + qᵀx s.t. b − Ax in ``cones``: its result, whatever its status.
-
-    No number may depend on the machine's load, so there is no time limit (``time_limit`` = ∞,
-    set here rather than trusted to the default) and one thread: the iterates, and where they
-    stop (the tolerances, or ``max_iter`` = 200 iterations, a count), are the same on any
-    machine at any load. Callers never trust the point: they re-measure it on the data and
-    bound it by a dual point, so a status short of optimal can only widen the logged gap.
-    """
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    settings.max_threads = 1
-    settings.time_limit = float("inf")
-    settings.direct_solve_method = method
-    settings.tol_gap_abs = settings.tol_gap_rel = 1e-10
-    settings.tol_feas = 1e-10
-    return clarabel.DefaultSolver(sp.csc_matrix(P), q, sp.csc_matrix(A), b, cones, settings).solve()
-
-
 def _relative_gap(value: float, lower: float) -> float:
     return max(0.0, (value - lower) / value) if value > 0.0 else 0.0
-
-
-def _working_set(Z, solve_rows, violated, first: np.ndarray | None = None):
-    """``solve_rows`` on every row of Z, through a working set when Z has many rows.
-
-    ``solve_rows(rows)`` returns (comparator, multipliers of those rows) for the problem on the
-    rows ``rows`` (an index array), or None; ``violated(margins)`` marks the rows whose
-    constraint the comparator misses. Returns (comparator, multipliers of every row, 0 outside
-    the set) or None. The set starts from the rows ``first`` when given, else from the
-    ``WORKING_SET`` rows of smallest margin along Σ_t z_t.
-    """
-    n = Z.shape[0]
-    active = np.ones(n, dtype=bool)
-    if n > WORKING_SET:
-        active[:] = False
-        if first is None:
-            margins = np.asarray(Z @ np.asarray(Z.sum(axis=0)).ravel()).ravel()
-            first = np.argsort(margins, kind="stable")[:WORKING_SET]
-        active[first] = True
-    while True:
-        rows = np.flatnonzero(active)
-        found = solve_rows(rows)
-        if found is None:
-            return None
-        v, dual = found
-        margins = np.asarray(Z @ v).ravel()
-        missed = np.flatnonzero(~active & violated(margins))
-        if missed.shape[0] == 0:
-            alpha = np.zeros(n)
-            alpha[rows] = np.maximum(dual, 0.0)
-            return v, alpha
-        active[missed[np.argsort(margins[missed], kind="stable")[:WORKING_SET]]] = True
-
-
-def _subset(Z, rows: np.ndarray):
-    return Z if rows.shape[0] == Z.shape[0] else Z[rows]
-
-
-def _finite(result, count: int):
-    x = np.asarray(result.x, dtype=np.float64)
-    z = np.asarray(result.z, dtype=np.float64)[:count]
-    return (x, z) if np.all(np.isfinite(x)) and np.all(np.isfinite(z)) else None
-
-
-def _hard_margin_rows(Z, free: int = 0):
-    """min ½‖v‖² s.t. Zv ≥ 1, the last ``free`` entries of v left out of the norm (an offset)."""
-    n, p = Z.shape
-    P = sp.diags(np.concatenate((np.ones(p - free), np.zeros(free))), format="csc")
-    result = _solve(P, np.zeros(p), -sp.csc_matrix(Z), -np.ones(n), [clarabel.NonnegativeConeT(n)])
-    return _finite(result, n)
 
 
 def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
@@ -148,11 +94,19 @@ def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
     scaling each class's to their mean sum; the bound is then the same (Σα)²/‖Zᵀα‖², since
     Σα_t(z_t·w + y_t b) = w·Zᵀα ≤ ‖w‖‖Zᵀα‖ for every feasible (w, b).
 
-    The interior point's own accuracy suffers on badly conditioned rows (a nearly collinear
-    cloud: gaps of ~1e-6), so its point is polished (``lincls.kkt.polished``): the KKT
-    equations solved exactly on the rows its multipliers mark as support vectors, then
-    pivoted. The best re-measured point is kept, and the largest of the dual bounds.
+    Clarabel solves it on a working set, from the rows nearest the margin of a proxy
+    (``lincls.programs.nearest``); a set it finds infeasible is followed by every row. The
+    interior point's own accuracy suffers on badly conditioned rows (a nearly collinear cloud:
+    gaps of ~1e-6), so its point is polished (``lincls.kkt.polished``): the KKT equations
+    solved exactly on the rows its multipliers mark as support vectors, then pivoted. The best
+    re-measured point is kept, and the largest of the dual bounds.
     """
+    found = _hard_margin(Z, offset)
+    return None if found is None else found[0]
+
+
+def _hard_margin(Z, offset: np.ndarray | None) -> tuple[Solution, np.ndarray] | None:
+    """``hard_margin``'s Solution and the multipliers of its dual bound (clipped at 0)."""
     if Z.shape[0] == 0:
         return None
     y = None if offset is None else np.asarray(offset, dtype=np.float64)
@@ -165,59 +119,26 @@ def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
             if sp.issparse(Z)
             else np.hstack([Z, y[:, None]])
         )
-    free, first = (0, None) if y is None else (1, _first_rows(Z, y))
-    found = _working_set(
-        rows, lambda r: _hard_margin_rows(_subset(rows, r), free=free), lambda m: m < 1.0, first
+    free, first = (0, nearest(Z)) if y is None else (1, nearest(rows))
+    found = working_set(
+        rows, lambda r: hard_margin_rows(subset(rows, r), free=free), lambda m: m < 1.0, first
     )
     if found is None:
         return None
     v, alpha = found
-    best, lower = None, 0.0
+    best, lower, dual = None, 0.0, np.maximum(alpha, 0.0)
     for w, multipliers in [(v[: Z.shape[1]], alpha), *polished(Z, y, alpha)]:
         measured = rescaled(Z, y, w)
         if measured is not None and (best is None or measured[2] < best[2]):
             best = measured
-        lower = max(lower, dual_bound(Z, y, multipliers))
+        bound = dual_bound(Z, y, multipliers)
+        if bound > lower:
+            lower, dual = bound, np.maximum(multipliers, 0.0)
     if best is None:
         return None
     w, b, value = best
-    return Solution(w if y is None else np.append(w, b), value, _relative_gap(value, lower))
-
-
-def _first_rows(Z, y: np.ndarray) -> np.ndarray:
-    """Each class's ``WORKING_SET``/2 rows of smallest margin along Σ_t z_t: the offset moves a
-    class's margins all alike, so the nearest rows are ranked within each class (one ranking
-    over both classes started 5,000 separable rows in d = 20 from a set half of whose rows
-    were far, and took four rounds where this takes one)."""
-    margins = np.asarray(Z @ np.asarray(Z.sum(axis=0)).ravel()).ravel()
-    first = [rows[np.argsort(margins[rows], kind="stable")[: WORKING_SET // 2]]
-             for rows in (np.flatnonzero(y > 0), np.flatnonzero(y < 0))]  # fmt: skip
-    return np.concatenate(first)
-
-
-def _deficit_rows(Z, root_counts):
-    """min s + t s.t. ‖v‖ ≤ s, ‖√k ξ‖ ≤ t, ξ ≥ 1 − Zv, ξ ≥ 0; variables (v, s, t, ξ)."""
-    n, p = Z.shape
-    eye = sp.identity(n, format="csc")
-    zeros_np, zeros_n1 = sp.csc_matrix((n, p)), sp.csc_matrix((n, 1))
-    A = sp.bmat(
-        [
-            [-sp.csc_matrix(Z), zeros_n1, zeros_n1, -eye],  # Zv + ξ ≥ 1
-            [zeros_np, zeros_n1, zeros_n1, -eye],  # ξ ≥ 0
-            [sp.csc_matrix((1, p)), -np.ones((1, 1)), None, sp.csc_matrix((1, n))],  # (s, v)
-            [-sp.identity(p), sp.csc_matrix((p, 1)), None, sp.csc_matrix((p, n))],
-            [sp.csc_matrix((1, p)), None, -np.ones((1, 1)), sp.csc_matrix((1, n))],  # (t, √k ξ)
-            [zeros_np, None, zeros_n1, -sp.diags(root_counts)],
-        ],
-        format="csc",
-    )
-    b = np.concatenate((-np.ones(n), np.zeros(2 * n + p + 2)))
-    q = np.concatenate((np.zeros(p), [1.0, 1.0], np.zeros(n)))
-    cones = [clarabel.NonnegativeConeT(2 * n), clarabel.SecondOrderConeT(p + 1),
-             clarabel.SecondOrderConeT(n + 1)]  # fmt: skip
-    result = _solve(sp.csc_matrix((p + 2 + n, p + 2 + n)), q, A, b, cones)
-    found = _finite(result, n)
-    return None if found is None else (found[0][:p], found[1])
+    solution = Solution(w if y is None else np.append(w, b), value, _relative_gap(value, lower))
+    return solution, dual
 
 
 def deficit_objective(margins: np.ndarray, counts: np.ndarray, v: np.ndarray) -> float:
@@ -233,15 +154,35 @@ def deficit(Z, counts: np.ndarray) -> Solution:
     over every presentation, k_t of row t): its square is their bound at the best (u, γ). Rows
     with k_t = 0 were never presented and must be left out by the caller. The lower bound is the
     dual max Σα s.t. α ≥ 0, ‖α/√k‖ ≤ 1, ‖Zᵀα‖ ≤ 1 at the solver's multipliers, scaled into it.
-    The minimum may be v = 0 (γ → ∞), where the value √(Σk) is the trivial count.
+    The minimum may be v = 0 (γ → ∞), where the value √(Σk) is the trivial count. Newton's
+    method (``lincls.newton.deficit``) first; where it finds the minimum at a deficit of 0, the
+    hard margin's v_hm (the minimum exactly when its multipliers fit the dual: then α_hm,
+    Zᵀα_hm = v_hm, gives the lower bound Σα_hm/‖v_hm‖ = ‖v_hm‖); Clarabel's cone program where
+    the gap is above ``NEWTON_GAP``.
     """
     counts = np.asarray(counts, dtype=np.float64)
+    if Z.shape[1] <= newton.COLUMNS:
+        found = newton.deficit(Z, counts)
+        if found == newton.KINK:  # no deficit at the minimum: v* = v_hm when ‖α_hm/√k‖ ≤ ‖v_hm‖
+            separator = _hard_margin(Z, None)
+            found = None if separator is None else (separator[0].v, separator[1])
+        if found is not None:
+            solution = _deficit_solution(Z, counts, *found)
+            if solution.gap <= NEWTON_GAP:
+                return solution
     root = np.sqrt(counts)
-    n = Z.shape[0]
-    found = _working_set(
-        Z, lambda rows: _deficit_rows(_subset(Z, rows), root[rows]), lambda m: m < 1.0
+    found = working_set(
+        Z,
+        lambda rows: deficit_rows(subset(Z, rows), root[rows]),
+        lambda m: m < 1.0,
+        nearest(Z, counts),
     )
-    v, alpha = found if found is not None else (np.zeros(Z.shape[1]), np.zeros(n))
+    v, alpha = found if found is not None else (np.zeros(Z.shape[1]), np.zeros(Z.shape[0]))
+    return _deficit_solution(Z, counts, v, alpha)
+
+
+def _deficit_solution(Z, counts: np.ndarray, v: np.ndarray, alpha: np.ndarray) -> Solution:
+    """The deficit's re-measured ``Solution`` at v (or at 0, if better), bounded by α."""
     margins = np.asarray(Z @ v).ravel()
     value = deficit_objective(margins, counts, v)
     zero = float(np.sqrt(counts.sum()))
@@ -260,37 +201,36 @@ def hinge_objective(margins: np.ndarray, counts: np.ndarray, v: np.ndarray, C: f
     return float(v @ v + 2.0 * C * np.sum(counts * (loss * loss if squared else loss)))
 
 
-def _hinge_rows(Z, counts, C: float, squared: bool):
-    """min ‖v‖² + 2C Σ k ξ (or 2C Σ k ξ²) s.t. ξ ≥ 1 − Zv (and ξ ≥ 0); variables (v, ξ)."""
-    n, p = Z.shape
-    eye = sp.identity(n, format="csc")
-    if squared:
-        P = sp.diags(np.concatenate((np.full(p, 2.0), 4.0 * C * counts)), format="csc")
-        q = np.zeros(p + n)
-        A = sp.hstack([-sp.csc_matrix(Z), -eye], format="csc")
-        b, cones = -np.ones(n), [clarabel.NonnegativeConeT(n)]
-    else:
-        P = sp.diags(np.concatenate((np.full(p, 2.0), np.zeros(n))), format="csc")
-        q = np.concatenate((np.zeros(p), 2.0 * C * counts))
-        A = sp.bmat([[-sp.csc_matrix(Z), -eye], [sp.csc_matrix((n, p)), -eye]], format="csc")
-        b, cones = np.concatenate((-np.ones(n), np.zeros(n))), [clarabel.NonnegativeConeT(2 * n)]
-    found = _finite(_solve(P, q, A, b, cones), n)
-    return None if found is None else (found[0][:p], found[1])
-
-
 def hinge(Z, counts: np.ndarray, C: float, squared: bool) -> Solution:
     """min over v of ‖v‖² + 2C Σ_t k_t ℓ_t (PA-I) or ‖v‖² + 2C Σ_t k_t ℓ_t² (PA-II, ``squared``).
 
     ℓ_t = (1 − z_t·v)₊, k_t the presentations of row t (rows with k_t = 0 left out by the
     caller). The dual (v = Zᵀα/2) is Σα − ‖Zᵀα‖²/4 over 0 ≤ α_t ≤ 2Ck_t, or
     Σα − ‖Zᵀα‖²/4 − Σ α_t²/(8Ck_t) over α ≥ 0 for the squared loss: evaluated at the solver's
-    multipliers, projected onto those sets, it is the lower bound.
+    multipliers, projected onto those sets, it is the lower bound. The squared loss's minimum is
+    Newton's (``lincls.newton.squared_hinge``, α = 4Ck_tℓ_t) where its gap is at most
+    ``NEWTON_GAP``, else Clarabel's.
     """
     counts = np.asarray(counts, dtype=np.float64)
-    found = _working_set(
-        Z, lambda rows: _hinge_rows(_subset(Z, rows), counts[rows], C, squared), lambda m: m < 1.0
+    if squared and Z.shape[1] <= newton.COLUMNS:
+        found = newton.squared_hinge(Z, counts, 2.0 * C)
+        if found is not None:
+            solution = _hinge_solution(Z, counts, C, True, found[0], 4.0 * C * counts * found[1])
+            if solution.gap <= NEWTON_GAP:
+                return solution
+    found = working_set(
+        Z,
+        lambda rows: hinge_rows(subset(Z, rows), counts[rows], C, squared),
+        lambda m: m < 1.0,
+        nearest(Z, counts, 2.0 * C),
     )
     v, alpha = found if found is not None else (np.zeros(Z.shape[1]), np.zeros(Z.shape[0]))
+    return _hinge_solution(Z, counts, C, squared, v, alpha)
+
+
+def _hinge_solution(Z, counts: np.ndarray, C: float, squared: bool, v: np.ndarray,
+                    alpha: np.ndarray) -> Solution:  # fmt: skip
+    """The hinge program's re-measured ``Solution`` at v (or at 0, if better), bounded by α."""
     value = hinge_objective(np.asarray(Z @ v).ravel(), counts, v, C, squared)
     zero = hinge_objective(np.zeros(Z.shape[0]), counts, np.zeros(Z.shape[1]), C, squared)
     if zero < value:

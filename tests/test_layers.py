@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("lincls", "lincls.errors", "lincls.paths", "lincls.config", "lincls.geometry"),
     ("lincls.data",),
     ("lincls.learners",),
-    ("lincls.certificates", "lincls.comparators", "lincls.kkt"),
+    ("lincls.certificates", "lincls.comparators", "lincls.kkt", "lincls.newton", "lincls.programs"),
     ("lincls.bounds",),
     (
         "lincls.orders",

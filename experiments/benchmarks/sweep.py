@@ -1,8 +1,9 @@
 """Sweeps: runs per second of a whole multirun, against the floor of its MLflow calls alone.
 
-A sweep of ``N`` configs (4 learners × N/4 seeds; n = 1000, d = 20, ≤ 10 passes, every bound
-on the generator's certificate, the full logging; no SVM certificate, whose cost — once per
-dataset — the bounds section measures) runs through the real CLI into a fresh SQLite store with the
+A sweep of ``N`` configs (4 learners × N/4 seeds, a new dataset per seed; n = 1000, d = 20,
+≤ 10 passes, every bound on the generator's certificate and at its best comparator — the default
+``certificates.best=true`` — the full logging; no SVM certificate, whose cost — once per dataset
+— the bounds section measures) runs through the real CLI into a fresh SQLite store with the
 lincls launcher in one process and with a pool of 2 workers, and (for comparison, on fewer
 configs) Hydra's joblib launcher. A sweep's time is its parent run's, from its creation before
 the first job to its close after the last, so Python's start-up is not counted. The floor
@@ -12,7 +13,9 @@ what a harness writing through MLflow's client cannot beat. ratio = floor's seco
 (≥ 0.9 is the target for one worker); for two workers the ratio is against one worker (target
 ≥ 1.5). lincls writes a SQLite store's runs as MLflow's rows with SQL (``tracking.sqlite_runs``),
 which is how a sweep, measuring as well as writing, beats the floor; the floor is MLflow's client
-calls, in one process, on a store in the same (WAL) mode.
+calls, in one process, on a store in the same (WAL) mode. The best comparators' share is the
+same one-worker sweep run again with ``certificates.best=false``: their seconds a run (the
+difference) against the rest of a run's (the sweep without them), target ≤ 1×.
 The slow section ``sweep10k`` times a 10,000-config sweep of this shape end to end.
 """
 
@@ -31,8 +34,11 @@ from experiments.bench import Row
 LEARNERS = "perceptron,averaged_perceptron,passive_aggressive,margin_perceptron"
 
 
-def _sweep(store: Path, configs: int, launcher: list[str]) -> tuple[float, list]:
-    """Run a sweep of ``configs`` runs; (seconds from parent start to end, its children)."""
+def _sweep(
+    store: Path, configs: int, launcher: list[str], best: bool = False
+) -> tuple[float, list]:
+    """Run a sweep of ``configs`` runs, best comparators on when ``best``; (seconds from parent
+    start to end, its children)."""
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{store / 'mlflow.db'}"
@@ -40,7 +46,7 @@ def _sweep(store: Path, configs: int, launcher: list[str]) -> tuple[float, list]
     args = [
         sys.executable, "-m", "experiments.run", "-m", f"learner={LEARNERS}",
         f"seed=range(0,{seeds})", "dataset.n=1000", "dataset.d=20", "passes=10",
-        "certificates.svm=false", "certificates.best=false",
+        "certificates.svm=false", f"certificates.best={str(best).lower()}",
         f"tracking.uri={uri}", f"certificates.cache_dir={store / 'certificates'}",
         f"hydra.sweep.dir={store / 'sweep'}", *launcher,
     ]  # fmt: skip
@@ -77,6 +83,7 @@ def _floor(store: Path, children: list, source, trials: int = 2) -> float:
     return best
 
 
+WITHOUT_BEST = "lincls launcher, 1 worker, certificates.best=false"
 CURVES = ("mistakes_per_pass", "cumulative_mistakes")
 
 
@@ -93,7 +100,8 @@ def as_logged(children: list, source) -> list[tuple]:
 
 
 def run(quick: bool = False) -> list[Row]:
-    """The sweep section: one worker, two workers, Hydra's joblib launcher, the floor."""
+    """The sweep section: one worker, two workers, Hydra's joblib launcher, the floor, and the
+    best comparators' share of a run."""
     from mlflow.tracking import MlflowClient
 
     configs = 40 if quick else 1000
@@ -101,20 +109,22 @@ def run(quick: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         results = {}
-        for name, launcher, count in (
-            ("lincls launcher, 1 worker", [], configs),
-            ("lincls launcher, 2 workers", ["hydra.launcher.n_jobs=2"], configs),
+        for name, launcher, count, best in (
+            ("lincls launcher, 1 worker", [], configs, True),
+            ("lincls launcher, 2 workers", ["hydra.launcher.n_jobs=2"], configs, True),
             ("Hydra joblib launcher, 2 workers", ["hydra/launcher=joblib",
-                                                  "hydra.launcher.n_jobs=2"], configs // 5),
+                                                  "hydra.launcher.n_jobs=2"], configs // 5, True),
+            (WITHOUT_BEST, [], configs, False),
         ):  # fmt: skip
-            store = root / name.replace(" ", "_").replace(",", "")
+            store = root / name.replace(" ", "_").replace(",", "").replace("=", "_")
             store.mkdir()
-            seconds, children = _sweep(store, count, launcher)
+            seconds, children = _sweep(store, count, launcher, best)
             finished = sum(r.info.status == "FINISHED" for r in children)
             results[name] = (seconds / len(children), len(children), finished, store, children)
         one, count, finished, store, children = results["lincls launcher, 1 worker"]
         source = MlflowClient(tracking_uri=f"sqlite:///{store / 'mlflow.db'}")
         floor = _floor(store, children, source) / len(children)
+        rest = results[WITHOUT_BEST][0]
         for name, (per_run, count, finished, _, _) in results.items():
             lost = count - finished
             note = f"{count} configs, {finished} FINISHED, {lost} lost; {1 / per_run:.1f} runs/s"
@@ -128,4 +138,11 @@ def run(quick: bool = False) -> list[Row]:
                     Row("sweep", f"a run, {name}", per_run, floor, "floor (MLflow calls only)",
                         target, floor, note)
                 )  # fmt: skip
+        share = max(one - rest, 1e-9)  # the best comparators' seconds a run
+        rows.append(
+            Row("sweep", "best comparators of a run, 1 worker", share, rest,
+                "the rest of the run", 1.0, None,
+                f"{share / rest:.2f}× the rest: {one * 1e3:.1f} ms a run with them, "
+                f"{rest * 1e3:.1f} ms without")
+        )  # fmt: skip
     return rows
