@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -34,6 +33,7 @@ from lincls.tracking.store import (
     use_wal,
 )
 from lincls.tracking.tags import NOTE_TAG
+from lincls.tracking.tags import git_commit as git_commit  # where the store's users look
 from lincls.tracking.view import (
     VIEW_COLUMNS,
     VIEW_TAG,
@@ -189,23 +189,6 @@ def _describe_experiment(client, experiment_id: str) -> None:
     for key, value in {**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE}.items():
         client.set_experiment_tag(experiment_id, key, value)
     share_view(client, experiment_id)
-
-
-@functools.cache
-def git_commit() -> str | None:
-    """The commit of the source tree, when it is a git checkout."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=project_root(),
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:

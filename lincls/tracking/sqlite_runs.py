@@ -11,10 +11,8 @@ truncates is truncated. ``SqliteRuns.open`` gives a writer only for a store whos
 exactly the columns written here; any other store (another schema, a server, PostgreSQL) gets
 MLflow's calls (``lincls.tracking.postgres_runs`` writes the same rows to PostgreSQL).
 
-On SQLite a transaction is ``BEGIN IMMEDIATE``: it takes the write lock first, so concurrent
-writers wait for it (up to ``timeout``) instead of failing half-way; a failure rolls the whole
-part back.
-"""
+On SQLite a transaction is ``BEGIN IMMEDIATE``: concurrent writers wait for the write lock (up
+to ``timeout``) instead of failing half-way; a failure rolls the whole part back."""
 
 from __future__ import annotations
 
@@ -247,17 +245,12 @@ class SqliteRuns:
                     (status, end, run_id),
                 )
 
-    def set_tags(self, tags: Mapping[str, Mapping[str, str]]) -> int:
-        """Tags of many runs (``{run_id: {key: value}}``) set in one transaction; how many."""
-        rows = [(k, str(v), run_id) for run_id, found in tags.items() for k, v in found.items()]
-        if rows:
-            with self.transaction() as db:
-                db.executemany(
-                    "INSERT INTO tags (key, value, run_uuid) VALUES (?, ?, ?) "
-                    "ON CONFLICT (key, run_uuid) DO UPDATE SET value = excluded.value",
-                    rows,
-                )
-        return len(rows)
+    def set_tags(self, tags: Mapping[str, Mapping[str, str]]) -> None:
+        """Tags of many runs (``{run_id: {key: value}}``) set in one transaction."""
+        with self.transaction() as db:
+            _upsert_many(
+                db, [(k, str(v), r) for r, found in tags.items() for k, v in found.items()]
+            )
 
 
 def _validated(
@@ -368,14 +361,19 @@ def _insert_metrics(db: Any, run_id: str, points: list[tuple[str, float, int, in
     )
 
 
-def _upsert_tags(db: Any, run_id: str, tags: list[tuple[str, str]]) -> None:
-    """Tags set, the last value of a key winning; the run-name tag renames the run too."""
-    final = dict(tags)
+def _upsert_many(db: Any, rows: list[tuple[str, str, str]]) -> None:
+    """(key, value, run id) rows set as tags, a row's value replacing the tag's."""
     db.executemany(
         "INSERT INTO tags (key, value, run_uuid) VALUES (?, ?, ?) "
         "ON CONFLICT (key, run_uuid) DO UPDATE SET value = excluded.value",
-        [(k, v, run_id) for k, v in final.items()],
+        rows,
     )
+
+
+def _upsert_tags(db: Any, run_id: str, tags: list[tuple[str, str]]) -> None:
+    """Tags set, the last value of a key winning; the run-name tag renames the run too."""
+    final = dict(tags)
+    _upsert_many(db, [(k, v, run_id) for k, v in final.items()])
     if RUN_NAME_TAG in final:
         db.execute("UPDATE runs SET name = ? WHERE run_uuid = ?", (final[RUN_NAME_TAG], run_id))
 

@@ -7,15 +7,17 @@ and which process writes it (host and pid, so a later sweep can tell a dead writ
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import socket
+import subprocess
 from collections.abc import Mapping
 from typing import Any
 
 import lincls
-from lincls import tracking
+from lincls.paths import project_root
 
 ADHOC_STUDY = "adhoc"
 ROLE_TAG = "lincls.role"
@@ -52,9 +54,26 @@ def process_tags() -> dict[str, str]:
     return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
 
 
+@functools.cache
+def git_commit() -> str | None:
+    """The commit of the source tree, when it is a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=project_root(),
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
 def commit_tags() -> dict[str, str]:
     """The git commit of the source tree, when it is a checkout."""
-    commit = tracking.git_commit()
+    commit = git_commit()
     return {COMMIT_TAG: commit} if commit else {}
 
 
