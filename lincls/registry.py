@@ -9,7 +9,6 @@ schema in ``lincls.config`` with a YAML file in ``conf/learner/``); a new datase
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -34,7 +33,7 @@ from lincls.data import (
 )
 from lincls.data.mnist import load_mnist_5k
 from lincls.data.phishing import load_phishing
-from lincls.errors import LinclsInputError
+from lincls.errors import LinclsInputError, available_memory, byte_size
 from lincls.games import make_disjunction_game, make_orthogonal_game, make_perceptron_game
 from lincls.learners import (
     ALMA,
@@ -192,26 +191,6 @@ def build_dataset(dataset_cfg: Mapping[str, Any]) -> Dataset:
 ARRAYS_AT_ONCE = 3
 
 
-def available_memory() -> int:
-    """Bytes of memory this machine can give now (MemAvailable; all of it where that is unknown)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def _size(bytes_: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if bytes_ < 1024 or unit == "PiB":
-            return f"{bytes_:.1f} {unit}"
-        bytes_ /= 1024
-    return f"{bytes_:.1f} PiB"
-
-
 def check_memory(options: Mapping[str, Any]) -> None:
     """Refuse, before allocating, a generated dataset (``n`` rows, ``d`` or ``n_features``
     columns, ``n_test`` more rows) whose float64 arrays would not fit in the memory there is."""
@@ -227,6 +206,6 @@ def check_memory(options: Mapping[str, Any]) -> None:
         width = "d" if "d" in options else "n_features"
         raise LinclsInputError(
             f"dataset.n × dataset.{width}",
-            f"{rows + numbers[2]} rows × {columns} columns of float64 need about {_size(need)} "
-            f"while generating; this machine has {_size(have)} available",
+            f"{rows + numbers[2]} rows × {columns} columns of float64 need about {byte_size(need)} "
+            f"while generating; this machine has {byte_size(have)} available",
         )

@@ -12,7 +12,8 @@ import pytest
 from conftest import ROOT, run_cli
 
 from lincls.errors import LinclsInputError
-from lincls.registry import _size, available_memory, check_memory
+from lincls.errors import byte_size as _size
+from lincls.registry import available_memory, check_memory
 
 
 def _one_line(done, field: str) -> str:
