@@ -85,6 +85,8 @@ def figures_shown(uri: str, root: Path) -> tuple[int, int, float]:
     from lincls.tracking import reader
 
     engine = reader.engine_for(uri)
+    if engine is None:
+        raise RuntimeError(f"the store at {uri} could not be opened with SQL to count its figures")
     try:
         import sqlalchemy
 
