@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _ties import distance_from_zero
 from conftest import compose_config
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -28,20 +29,6 @@ def kernel(a, b, name, degree, gamma):
     if name == "poly":
         return float((1.0 + a @ b) ** degree)
     return float(np.exp(-gamma * np.sum((a - b) ** 2)))
-
-
-def distance_from_zero(terms):
-    """|f| over Σ|terms| for f = Σ terms (summed in order): how far a decision y f ≤ 0 is from
-    its tie in units of what rounding moves; ∞ where f is exactly 0 because its terms cancel in
-    pairs of equal and opposite values (a row stored twice with opposite labels, or rows meeting
-    x in a zero dot product beside the bias), which every processor computes alike."""
-    spread = sum(abs(t) for t in terms)
-    if spread == 0.0:  # f = 0 in any arithmetic
-        return np.inf
-    f = sum(terms)
-    if f == 0.0 and sorted(terms) == sorted(-t for t in terms):
-        return np.inf
-    return abs(f) / spread
 
 
 def direct_rbp(X, y, budget, name, degree, gamma, c2, passes, seed):

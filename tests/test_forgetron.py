@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _ties import distance_from_zero
 from conftest import compose_config
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -52,20 +53,6 @@ def largest_phi(sigma, mu, damage, mistakes):
         middle = (low + high) / 2
         low, high = (middle, high) if excess(middle) <= 0 else (low, middle)
     return low
-
-
-def distance_from_zero(terms):
-    """|f| over Σ|terms| for f = Σ terms (summed in order): how far a decision y f ≤ 0 is from
-    its tie in units of what rounding moves; ∞ where f is exactly 0 because its terms cancel in
-    pairs of equal and opposite values (a row stored twice with opposite labels, or rows meeting
-    x in a zero dot product beside the bias), which every processor computes alike."""
-    spread = sum(abs(t) for t in terms)
-    if spread == 0.0:  # f = 0 in any arithmetic
-        return math.inf
-    f = sum(terms)
-    if f == 0.0 and sorted(terms) == sorted(-t for t in terms):
-        return math.inf
-    return abs(f) / spread
 
 
 def direct_forgetron(X, y, budget, name, degree, gamma, c2, passes):
