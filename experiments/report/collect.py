@@ -286,19 +286,12 @@ SWEEP_TAGS = ("lincls.jobs", "lincls.host", "lincls.pid")  # a sweep's size and 
 def _writing(parent: pd.Series) -> bool:
     """Whether a RUNNING sweep's process still runs (one on another host is taken at its word;
     one on this host whose process is gone was killed, and the next sweep closes it)."""
-    import os
     import socket
 
+    from lincls.tracking.sweep_runs import alive
+
     host, pid = _text(parent, "tags.lincls.host"), _text(parent, "tags.lincls.pid") or ""
-    if host != socket.gethostname() or not pid.isdigit():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return host != socket.gethostname() or not pid.isdigit() or alive(int(pid))
 
 
 def still_running(

@@ -15,7 +15,8 @@ from lincls import tracking
 from lincls.tracking.tags import HASH_TAG, HOST_TAG, PARENT_TAG, PID_TAG, STUDY_TAG
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether the process ``pid`` of this host still runs."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -49,7 +50,7 @@ def mark_dead_runs_killed(client, experiment_id: str) -> list[str]:
     for run_id, run_host, pid in running(client, experiment_id):
         if run_host != host or not (pid or "").isdigit():
             continue
-        if not _alive(int(pid)):
+        if not alive(int(pid)):
             tracking.end_run(client, run_id, "KILLED")
             closed.append(run_id)
     return closed
