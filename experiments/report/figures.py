@@ -116,16 +116,12 @@ def _notes(engine, client, experiment_id: str, run_ids: Sequence[str]) -> dict[s
     return notes
 
 
-def _history(client, run_id: str, key: str) -> list[tuple[int, float]]:
-    return sorted((int(p.step), float(p.value)) for p in client.get_metric_history(run_id, key))
-
-
 def _curves(engine, client, run_ids: Sequence[str]) -> dict[str, dict[str, list]]:
     """``CURVES`` of ``run_ids``: {run_id: {name: points}}."""
     if engine is not None:
         by_key = reader.curves_of(engine, run_ids, CURVES)
     else:
-        by_key = {key: {r: _history(client, r, key) for r in run_ids} for key in CURVES}
+        by_key = {key: {r: reader.history(client, r, key) for r in run_ids} for key in CURVES}
     return {run_id: {key: by_key[key][run_id] for key in CURVES} for run_id in run_ids}
 
 

@@ -387,11 +387,12 @@ def _by_mlflow(
             every = mlflow.search_runs([found.experiment_id], max_results=2**31 - 1)
             _check_study(tags[STUDY], every.get(f"tags.{STUDY}", []), uri)
     for key in curves:
-        frame[f"curves.{key}"] = [_history(client, run_id, key) for run_id in frame["run_id"]]
+        frame[f"curves.{key}"] = [history(client, run_id, key) for run_id in frame["run_id"]]
     return frame
 
 
-def _history(client, run_id: str, key: str) -> list[tuple[int, float]]:
+def history(client, run_id: str, key: str) -> list[tuple[int, float]]:
+    """One run's logged points of ``key`` through MLflow's client, by step then time."""
     points = sorted((p.step, p.timestamp, p.value) for p in client.get_metric_history(run_id, key))
     return [(int(step), float(value)) for step, _, value in points]
 
