@@ -7,7 +7,7 @@ learner would refuse of the data, so bad input is found before any run exists. `
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import os
 import time
 from collections.abc import Mapping
@@ -136,20 +136,21 @@ def _check_orderings(plan: RunPlan, dataset: Dataset) -> None:
 
 def _check_writable(field: str, directory: str) -> None:
     """Raise ``LinclsInputError`` unless ``directory`` is a writable directory or can be made.
-    A directory made to find out is removed again (the cache makes it on its first write), so
-    a refused run leaves none behind."""
+    Nothing is made to find out: the nearest existing folder on its path must be a directory
+    this user may write (the cache makes the rest on its first write). Making and removing a
+    probe would race with another run checking the same path at once."""
     path = Path(directory).absolute()
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise LinclsInputError(field, f"cannot create {directory} ({exc.strerror})") from None
-    writable = os.access(path, os.W_OK)
-    for made in missing:  # the deepest first
-        with contextlib.suppress(OSError):
-            made.rmdir()
-    if not writable:
-        raise LinclsInputError(field, f"{directory} is not writable by this user")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir():
+        reason = os.strerror(errno.ENOTDIR)
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        reason = os.strerror(errno.EACCES)
+    else:
+        return
+    if existing == path:
+        problem = "is not writable by this user" if path.is_dir() else "is not a directory"
+        raise LinclsInputError(field, f"{directory} {problem}")
+    raise LinclsInputError(field, f"cannot create {directory} ({reason})")
 
 
 def _check_game(plan: RunPlan, game: Game) -> None:

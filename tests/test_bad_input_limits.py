@@ -4,6 +4,7 @@ the next is refused with a line naming it. Memory is pinned to 1 GiB so the numb
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import CONF, compose_config
@@ -139,3 +140,21 @@ def test_a_cache_directory_is_checked_without_being_left_behind(tmp_path):
     assert str(caught.value) == (
         f"certificates.cache_dir: cannot create {tmp_path / 'file' / 'c'} (Not a directory)"
     )
+    with pytest.raises(LinclsInputError) as caught:
+        _check_writable("certificates.cache_dir", str(tmp_path / "file"))
+    assert str(caught.value) == f"certificates.cache_dir: {tmp_path / 'file'} is not a directory"
+
+
+def test_runs_checking_one_new_cache_directory_at_once_all_pass(tmp_path):
+    """Four sweeps share a cache path that does not exist yet; each run checks it. A check
+    that made and removed the folder once refused a run whose check saw it vanish."""
+    target = str(tmp_path / "shared" / "certificates")
+
+    def check_many(_):
+        for _ in range(300):
+            _check_writable("certificates.cache_dir", target)
+        return True
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(check_many, range(8))) == [True] * 8
+    assert os.listdir(tmp_path) == []
