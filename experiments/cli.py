@@ -5,7 +5,7 @@
     lincls report bound_verification                          # its report, also on the parent run
     lincls ui --port 5001                                     # the MLflow UI over the local store
 
-``python -m experiments.run`` and ``python -m experiments.report`` work as before.
+``python -m lincls.experiments.run`` and ``python -m lincls.experiments.report`` work as before.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from lincls.paths import sqlite_path
 
 USAGE = "usage: lincls {run,report,ui} [arguments]  (lincls <command> --help for each)"
 UI_WORKERS = 2  # so one slow page does not hold up the others
-UI_APP = "experiments.ui_app:create_app()"
+UI_APP = "lincls.experiments.ui_app:create_app()"
 ARTIFACTS_URI = "mlflow-artifacts:/"  # MLflow's server's default root when it serves artifacts
 
 
@@ -60,7 +60,7 @@ def ui_environment(uri: str, artifact_root: str | None) -> dict[str, str]:
 def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
     """The server ``lincls ui`` runs for its arguments: (command line, environment, store URI).
 
-    MLflow's server app as lincls serves it (``experiments.ui_app``) in gunicorn with uvicorn's
+    MLflow's server app as lincls serves it (``lincls.experiments.ui_app``) in gunicorn, uvicorn's
     workers, the app imported once before the workers are forked (``--preload``): MLflow's own
     ``mlflow server`` has each of uvicorn's workers import the app (~3.5 s each, at once on
     the machine's cores) after its CLI's own import, twice the start-up and the memory.
@@ -75,7 +75,7 @@ def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
     command = [
         sys.executable, "-m", "gunicorn", "--preload", "--workers", str(UI_WORKERS),
         "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", f"{host}:{args.port}",
-        "--timeout", "0", "--config", "python:experiments.ui_server", UI_APP,
+        "--timeout", "0", "--config", "python:lincls.experiments.ui_server", UI_APP,
     ]  # fmt: skip
     return command, ui_environment(uri, tracking.artifact_root(uri)), uri
 
@@ -88,13 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "run":
-        from experiments import run
+        from lincls.experiments import run
 
         sys.argv = ["lincls run", *rest]
         run.cli()
         return 0
     if command == "report":
-        from experiments import report
+        from lincls.experiments import report
 
         return report.main(rest)
     if command == "ui":

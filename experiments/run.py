@@ -1,4 +1,4 @@
-"""The lincls entry point: ``python -m experiments.run [overrides]``, or ``-m`` for a sweep.
+"""The lincls entry point: ``python -m lincls.experiments.run [overrides]``, or ``-m`` for a sweep.
 
 One job = make data → fit → bounds → one batched MLflow write. Bad input prints one line naming
 the field and what is allowed, and exits 2 — Hydra's composition errors too (a wrong type, an
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.resources
 import os
 import sys
 import threading
@@ -32,9 +33,9 @@ from lincls.sweeps import current_sweep, run_job
 from lincls.tracking.store import StoreError
 
 register_configs()
-# As a path: relative, Hydra would look for a package ``conf`` when this module is imported
-# (``lincls run``) rather than run as ``__main__``.
-CONF = Path(__file__).resolve().parent.parent / "conf"
+# The configs are the package lincls.conf (conf/ of the checkout); listed from disk for studies.
+CONF_PACKAGE = "lincls.conf"
+CONF = Path(str(importlib.resources.files(CONF_PACKAGE)))
 # A single run's process may end without the interpreter's teardown (``end_process``); a sweep's
 # launcher keeps it: Hydra's joblib launcher leaves its workers to threads joined there.
 ENDS_AT_ONCE: list[bool] = []
@@ -44,7 +45,7 @@ class Refused(SystemExit):
     """A run refused before anything was stored (its line printed): the exit status."""
 
 
-@hydra.main(version_base="1.3", config_path=str(CONF), config_name="config")
+@hydra.main(version_base="1.3", config_path=f"pkg://{CONF_PACKAGE}", config_name="config")
 def main(cfg: DictConfig) -> float | dict | None:
     """Run one config; return its mistakes (the value a Hydra sweeper would minimise)."""
     # orders.permutations=k and orders=k are one config: one spelling in params and hash
@@ -236,7 +237,7 @@ def remove_outputs(directory: Path, made: Sequence[Path], subdir: str | None) ->
 
 
 def cli() -> None:
-    """``python -m experiments.run`` (and ``lincls run``): Hydra's app, bad input one line; the
+    """``lincls run`` (``python -m lincls.experiments.run``): Hydra's app, bad input one line; the
     process ends when the app returns (``end_process``)."""
     try:
         check_arguments(sys.argv[1:])

@@ -1,4 +1,5 @@
-"""Settings of the gunicorn server `lincls ui` runs (`gunicorn -c python:experiments.ui_server`).
+"""Settings of the gunicorn server `lincls ui` runs
+(`gunicorn -c python:lincls.experiments.ui_server`).
 
 gunicorn's uvicorn workers do not watch their arbiter: killed outright (SIGKILL, an out-of-memory
 kill), it would leave its two workers serving on with no one to stop them. Each worker asks the

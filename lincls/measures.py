@@ -76,7 +76,7 @@ def weight_metrics(learner, dataset: Dataset) -> dict[str, float]:
     """``weights.coef.<j>`` and ``weights.intercept`` of a binary learner scoring w·x + b, d ≤ 3.
 
     With so few features the weights are a handful of numbers, and with the data rebuilt from the
-    run's params they draw the decision boundary (``experiments.report``).
+    run's params they draw the decision boundary (``lincls.experiments.report``).
     """
     coef = getattr(learner, "coef_", None)
     linear = type(learner).decision_function is LinearClassifierMixin.decision_function

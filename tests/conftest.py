@@ -48,10 +48,10 @@ def compose_config(overrides: list[str] | None = None) -> dict:
 
 
 def run_cli(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 300):
-    """``python -m experiments.run`` in a subprocess; returns the CompletedProcess."""
+    """``python -m lincls.experiments.run`` in a subprocess; returns the CompletedProcess."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "experiments.run", *args],
+        [sys.executable, "-m", "lincls.experiments.run", *args],
         cwd=cwd,
         env=full_env,
         capture_output=True,

@@ -77,7 +77,7 @@ def test_an_unwritable_certificate_cache_is_one_line_and_no_run(tmp_path, read_o
     locked, prefix = read_only_dir
     store = tmp_path / "store"
     done = subprocess.run(
-        [*prefix, sys.executable, "-m", "experiments.run", "dataset.n=100",
+        [*prefix, sys.executable, "-m", "lincls.experiments.run", "dataset.n=100",
          f"certificates.cache_dir={locked / 'cache'}", f"tracking.uri=sqlite:///{store / 'm.db'}",
          f"hydra.run.dir={tmp_path / 'run'}"],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,

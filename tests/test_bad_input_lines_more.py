@@ -124,7 +124,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_stored(name, arguments, field,
 def test_lincls_run_says_the_same_line(tmp_path):
     db = tmp_path / "mlflow.db"
     done = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "run", "-m", "learner=perceptron,nosuch",
+        [sys.executable, "-m", "lincls.experiments.cli", "run", "-m", "learner=perceptron,nosuch",
          f"tracking.uri=sqlite:///{db}"],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
         text=True, timeout=300,

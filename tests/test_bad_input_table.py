@@ -165,7 +165,7 @@ def test_the_reports_out_and_store_are_one_line_each(one_run_store, tmp_path):
          f"no MLflow store at sqlite:///{tmp_path / 'none' / 'm.db'} (run a sweep first)"),
     ]  # fmt: skip
     for arguments, field, says in cases:
-        done = _command("experiments.report", arguments, tmp_path)
+        done = _command("lincls.experiments.report", arguments, tmp_path)
         assert _line(done, field) == f"error: {field}: {says}"
     assert listed() == before
     assert text.read_text() == "not a database\n"
@@ -173,7 +173,7 @@ def test_the_reports_out_and_store_are_one_line_each(one_run_store, tmp_path):
 
 def test_lincls_ui_never_makes_a_missing_store(tmp_path):
     store = f"sqlite:///{tmp_path / 'missing' / 'none.db'}"
-    done = _command("experiments.cli", ["ui", "--store", store, "--port", "5998"], tmp_path)
+    done = _command("lincls.experiments.cli", ["ui", "--store", store, "--port", "5998"], tmp_path)
     assert _line(done, "--store") == (
         f"error: --store: no MLflow store at {store} (run a sweep first)"
     )

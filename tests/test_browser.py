@@ -68,7 +68,7 @@ def ui(tmp_path_factory):
                     f"hydra.sweep.dir={tmp / 'sweep'}"], cwd=tmp)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     report = subprocess.run(
-        [sys.executable, "-m", "experiments.report", "--tracking-uri", uri, "--out",
+        [sys.executable, "-m", "lincls.experiments.report", "--tracking-uri", uri, "--out",
          str(tmp / "report")],
         cwd=tmp, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -81,7 +81,7 @@ def ui(tmp_path_factory):
     child = next(r for r in runs if r.data.tags.get("lincls.role") == "run")
     port = free_port()
     server = start(  # `lincls ui`, as a user starts it
-        [sys.executable, "-m", "experiments.cli", "ui", "--store", uri,
+        [sys.executable, "-m", "lincls.experiments.cli", "ui", "--store", uri,
          "--host", "127.0.0.1", "--port", str(port)],
         tmp / "mlflow-ui.log",
     )  # fmt: skip

@@ -84,7 +84,7 @@ def query(connect, sql: str) -> list[tuple]:
 
 
 def sweep_command(args: list[str], tmp: Path, name: str) -> list[str]:
-    return [sys.executable, "-m", "experiments.run", "-m", *args, *SMALL,
+    return [sys.executable, "-m", "lincls.experiments.run", "-m", *args, *SMALL,
             f"hydra.sweep.dir={tmp / name}",
             f"certificates.cache_dir={tmp / 'certificates'}"]  # fmt: skip
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import compose_config
+from lincls.experiments.report import main as report_main
 
-from experiments.report import main as report_main
 from lincls import evaluation, runner
 from lincls.data.mnist import load_mnist_5k
 from lincls.learners.kernel_voted import KernelVotedPerceptron, checkpoint_steps

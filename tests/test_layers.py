@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-PACKAGES = ("lincls", "experiments", "hydra_plugins")
+# folder → the package it is installed as (the wheel maps experiments/ into lincls)
+PACKAGES = {
+    "lincls": "lincls",
+    "experiments": "lincls.experiments",
+    "hydra_plugins": "hydra_plugins",
+}
 MAX_LINES = 450
 
 # Lowest first. A module may import from its own layer or below, never above. A new module gets a
@@ -33,19 +38,19 @@ LAYERS: list[tuple[str, ...]] = [
     # the store and its guard, the writers, the reader, tags and progress: one package
     ("lincls.tracking",),
     ("lincls.runner", "lincls.sweeps", "lincls.interrupts"),
-    ("experiments", "hydra_plugins"),
+    ("lincls.experiments", "hydra_plugins"),
 ]
 
 
 def source_files() -> dict[str, Path]:
     """Every module of the project's packages, by dotted name."""
     modules = {}
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
+    for folder, package in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]
-            modules[".".join(parts)] = path
+            modules[".".join((package, *parts))] = path
     return modules
 
 
@@ -130,8 +135,8 @@ def test_the_walk_sees_the_imports_it_should():
     assert "lincls.tracking" in GRAPH["lincls.runner"]
     assert "lincls.learners._base" in GRAPH["lincls.evaluation"]  # `from x import name`
     assert "lincls.learners.perceptron" in GRAPH["lincls.learners"]  # a package's __init__
-    assert "lincls.registry" in GRAPH["experiments.report.plots"] or any(
-        "lincls.registry" in GRAPH[m] for m in GRAPH if m.startswith("experiments.report")
+    assert "lincls.registry" in GRAPH["lincls.experiments.report.plots"] or any(
+        "lincls.registry" in GRAPH[m] for m in GRAPH if m.startswith("lincls.experiments.report")
     )  # an import inside a function counts
 
 
@@ -162,3 +167,22 @@ def test_imports_go_down_the_layers():
 def test_no_source_file_is_over_450_lines(module):
     lines = len(source_files()[module].read_text().splitlines())
     assert lines <= MAX_LINES, f"{module}: {lines} lines"
+
+
+def test_entry_modules_are_imported_by_their_installed_name():
+    """``experiments/`` is ``lincls.experiments`` once installed; an import by the folder's name
+    would fail there, and in a checkout load a second copy of the module."""
+    folder_imports = []
+    for path in [*ROOT.glob("*/**/*.py"), *ROOT.glob("*.py")]:
+        if ".venv" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            folder_imports += [(path.name, n) for n in names if n.split(".")[0] == "experiments"]
+    assert folder_imports == []

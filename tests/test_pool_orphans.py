@@ -53,7 +53,7 @@ def test_a_killed_pool_sweeps_workers_are_gone_within_5_s(tmp_path):
         pytest.skip("reads processes from /proc")
     sweep_dir = tmp_path / "sweep"
     sweep = subprocess.Popen(
-        [sys.executable, "-m", "experiments.run", "-m", "seed=range(0,200)", *SMALL,
+        [sys.executable, "-m", "lincls.experiments.run", "-m", "seed=range(0,200)", *SMALL,
          "hydra.launcher.n_jobs=2", f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}",
          f"hydra.sweep.dir={sweep_dir}"],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},

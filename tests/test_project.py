@@ -73,12 +73,12 @@ def setup(lock: str) -> list[str]:
         (
             "run",
             [
-                ".venv/bin/python -m experiments.run -m experiment=bound_verification",
-                ".venv/bin/python -m experiments.report bound_verification",
+                ".venv/bin/python -m lincls.experiments.run -m experiment=bound_verification",
+                ".venv/bin/python -m lincls.experiments.report bound_verification",
             ],
         ),
         ("test", [".venv/bin/python -m ruff check .", ".venv/bin/python -m pytest -q -n auto"]),
-        ("bench", ["-m experiments.bench"]),
+        ("bench", ["-m lincls.experiments.bench"]),
         ("ui", ["lincls ui --store sqlite:///", "--host 127.0.0.1"]),
         (
             "server",

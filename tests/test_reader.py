@@ -224,7 +224,7 @@ def test_a_file_of_another_kind_is_not_read_with_sql(tmp_path):
     [{"lincls.role": "sweep"}, {"lincls.study": "s1", "lincls.role": "run"}, {"lincls.study": "x"}],
 )
 def test_the_report_reads_the_table_mlflow_runs_give(big_store, tags):
-    from experiments.report.collect import read_runs, runs_frame, search_all
+    from lincls.experiments.report.collect import read_runs, runs_frame, search_all
 
     client = MlflowClient(big_store)
     experiment_id = client.get_experiment_by_name("lincls").experiment_id

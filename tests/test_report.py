@@ -1,4 +1,4 @@
-"""The study report (``python -m experiments.report``) on a finished bound-verification sweep.
+"""The study report (``lincls report``) on a finished bound-verification sweep.
 
 The sweep is real runs (``lincls.runner.execute``) in a real SQLite store; ``record_sweep`` adds
 the parent run and the child tags a multirun leaves. Every number the report prints is
@@ -22,12 +22,12 @@ import pytest
 import yaml
 from conftest import ROOT, compose_config
 from hydra import compose, initialize_config_dir
+from lincls.experiments import report
 from matplotlib.image import imread
 from mlflow.entities import RunTag
 from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
-from experiments import report
 from lincls import runner
 from lincls.bounds import holds
 from lincls.errors import LinclsInputError
@@ -441,7 +441,7 @@ def test_runs_csv_is_the_file_pandas_writes(tmp_path):
     """The Arrow-joined runs.csv is ``to_csv``'s bytes: quoting (comma, quote, line end), NaN,
     ±0, ±inf, exponents, integers, an all-missing column, a column name that needs quotes; and a
     dtype it does not format (bool) is handed to pandas."""
-    from experiments.report.render import write_runs_csv
+    from lincls.experiments.report.render import write_runs_csv
 
     table = pd.DataFrame({
         "run_id": ["a,b", 'q"x', "l\nm", "r\rs", "", None, "t\tu", " sp", "ü,ñ", "plain"],
@@ -605,7 +605,7 @@ def test_the_command_line_prints_where_the_report_is(study, tmp_path):
         [
             sys.executable,
             "-m",
-            "experiments.report",
+            "lincls.experiments.report",
             STUDY,
             "--tracking-uri",
             study["uri"],
@@ -682,7 +682,7 @@ def test_the_slack_table_names_the_factor_that_holds_runs_back():
     assert table.loc["perceptron_game d=2", "norm"] == pytest.approx(0.51)
     assert table.loc["perceptron_game d=2", "held_back_by"] == "norm"
     assert table.loc["separable", "held_back_by"] == "progress"
-    lines = importlib.import_module("experiments.report.render")._slack_lines(
+    lines = importlib.import_module("lincls.experiments.report.render")._slack_lines(
         report.slack_table(frame)
     )
     assert "| perceptron | perceptron_game d=2 | 2 | 1.0 | 0.98 | 0.51 | norm |" in lines

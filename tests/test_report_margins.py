@@ -7,12 +7,12 @@ import math
 import pandas as pd
 import pytest
 from conftest import compose_config
+from lincls.experiments import report
+from lincls.experiments.report.collect import dataset_config, select_runs
+from lincls.experiments.report.plots import PlotInput, plot_margin_to_max
+from lincls.experiments.report.tables import hyperplane_table
 from mlflow.entities import RunTag
 
-from experiments import report
-from experiments.report.collect import dataset_config, select_runs
-from experiments.report.plots import PlotInput, plot_margin_to_max
-from experiments.report.tables import hyperplane_table
 from lincls import runner
 
 LEARNERS = (

@@ -8,10 +8,10 @@ import shutil
 import socket
 
 from conftest import compose_config
+from lincls.experiments import report
 from mlflow.entities import RunTag
 from mlflow.tracking import MlflowClient
 
-from experiments import report
 from lincls import runner
 
 
@@ -48,8 +48,7 @@ def test_a_running_sweep_is_named_with_its_configs_not_run_yet(tmp_path, _migrat
 
 def test_a_sweep_left_running_by_a_dead_process_is_not_called_running():
     import pandas as pd
-
-    from experiments.report.collect import still_running
+    from lincls.experiments.report.collect import still_running
 
     gone = {"status": "RUNNING", "tags.lincls.jobs": "4", "tags.lincls.host": socket.gethostname(),
             "tags.lincls.pid": str(2**22 + 7)}  # fmt: skip

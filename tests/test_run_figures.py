@@ -10,10 +10,10 @@ from xml.etree import ElementTree
 
 import pytest
 from conftest import compose_config
+from lincls.experiments import report
+from lincls.experiments.report import figures as report_figures
 from mlflow.tracking import MlflowClient
 
-from experiments import report
-from experiments.report import figures as report_figures
 from lincls import runner
 from lincls.figures import (
     FIGURE_FILE,

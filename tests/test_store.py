@@ -81,7 +81,7 @@ def test_a_store_in_a_read_only_directory_is_one_line_naming_tracking_uri(tmp_pa
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     started = time.time()
     done = subprocess.run(
-        [*prefix, sys.executable, "-m", "experiments.run", *SMALL,
+        [*prefix, sys.executable, "-m", "lincls.experiments.run", *SMALL,
          f"tracking.uri=sqlite:///{locked / 'mlflow.db'}", f"hydra.run.dir={tmp_path / 'run'}"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -149,7 +149,7 @@ def test_a_mistake_in_the_request_is_not_retried():
 def _sweep(tmp: Path, uri: str, seeds: str, extra: list[str] = ()) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "experiments.run", "-m", f"seed={seeds}", *SMALL, *extra,
+        [sys.executable, "-m", "lincls.experiments.run", "-m", f"seed={seeds}", *SMALL, *extra,
          f"tracking.uri={uri}"],
         cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,

@@ -27,11 +27,11 @@ def _progress(sweep_dir: Path) -> int:
 
 
 def _resume_args(stderr: str) -> list[str]:
-    """The arguments of the resume command a sweep printed last (after ``-m experiments.run``)."""
+    """The arguments of the resume command a sweep printed last (after its module name)."""
     line = stderr.strip().splitlines()[-1]
     assert RESUME in line, stderr[-3000:]
     command = shlex.split(line.split(RESUME, 1)[1])
-    assert command[:3] == ["python", "-m", "experiments.run"], command
+    assert command[:3] == ["python", "-m", "lincls.experiments.run"], command
     return command[3:]
 
 
@@ -72,7 +72,7 @@ def test_a_paused_server_leaves_every_config_with_one_run_once_the_resume_ran(tm
                     f"tracking.experiment={experiment}", "tracking.retry_seconds=15",
                     f"hydra.sweep.dir={sweep_dir}"]  # fmt: skip
             sweep = subprocess.Popen(
-                [sys.executable, "-m", "experiments.run", *args], cwd=tmp_path, env=env,
+                [sys.executable, "-m", "lincls.experiments.run", *args], cwd=tmp_path, env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             )  # fmt: skip
             try:

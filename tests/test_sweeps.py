@@ -117,7 +117,7 @@ def test_a_sweep_killed_with_kill_9_completes_on_a_rerun(launcher, tmp_path):
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     first = subprocess.Popen(
-        [sys.executable, "-m", "experiments.run", *args],
+        [sys.executable, "-m", "lincls.experiments.run", *args],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -244,7 +244,7 @@ def test_make_run_path_the_bound_verification_study_then_its_report(tmp_path):
 
     out = tmp_path / "report"
     reported = subprocess.run(
-        [sys.executable, "-m", "experiments.report", "bound_verification",
+        [sys.executable, "-m", "lincls.experiments.report", "bound_verification",
          "--tracking-uri", uri, "--out", str(out)],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
         text=True,

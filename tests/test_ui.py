@@ -129,7 +129,7 @@ def test_under_a_terminal_the_bar_redraws_in_place(tmp_path):
             f"hydra.sweep.dir={tmp_path / 'sweep'}"]  # fmt: skip
     leader, follower = pty.openpty()
     child = subprocess.Popen(
-        [sys.executable, "-m", "experiments.run", *args], cwd=tmp_path,
+        [sys.executable, "-m", "lincls.experiments.run", *args], cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"},
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower,
     )  # fmt: skip
@@ -235,7 +235,7 @@ def test_numbers_read_as_what_they_mean_and_the_view_s_tags_round_the_metrics():
 
 
 def test_the_ui_app_sets_model_training_and_a_closed_assistant_as_defaults_once():
-    from experiments.ui_app import SCRIPT, with_default_workflow
+    from lincls.experiments.ui_app import SCRIPT, with_default_workflow
 
     page = b"<!doctype html><html><head><meta charset='utf-8'></head><body></body></html>"
     served = with_default_workflow(page)
@@ -286,7 +286,7 @@ print(json.dumps(seen))
 def test_lincls_ui_gives_the_server_the_environment_mlflow_server_gives_it(tmp_path, root):
     from importlib.metadata import entry_points
 
-    from experiments.cli import UI_APP, ui_command, ui_environment
+    from lincls.experiments.cli import UI_APP, ui_command, ui_environment
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     tracking.open_experiment(uri)
@@ -321,7 +321,7 @@ def test_lincls_ui_gives_the_server_the_environment_mlflow_server_gives_it(tmp_p
 def test_lincls_ui_on_a_foreign_sqlite_file_is_one_line_and_leaves_it_as_it_was(tmp_path, capsys):
     import sqlite3
 
-    from experiments import cli
+    from lincls.experiments import cli
 
     foreign = tmp_path / "mine.db"
     with sqlite3.connect(foreign) as db:
@@ -369,7 +369,7 @@ def test_the_view_is_a_saved_view_of_the_runs_alone_with_every_column_wide_enoug
 def test_the_ui_page_gives_each_lincls_experiment_its_view_where_the_browser_has_none():
     from types import SimpleNamespace
 
-    from experiments.ui_app import seed_script, table_key, views_of, with_default_workflow
+    from lincls.experiments.ui_app import seed_script, table_key, views_of, with_default_workflow
 
     experiments = [
         SimpleNamespace(experiment_id="7", tags={tracking.VIEW_TAG: tracking.view_state()}),
@@ -388,7 +388,7 @@ def test_the_ui_page_gives_each_lincls_experiment_its_view_where_the_browser_has
 def test_the_ui_s_runs_search_asks_a_page_of_a_thousand_runs():
     import io
 
-    from experiments.ui_app import RUNS_SEARCH, larger_page, larger_pages
+    from lincls.experiments.ui_app import RUNS_SEARCH, larger_page, larger_pages
 
     assert json.loads(larger_page(b'{"max_results": 100, "filter": "x"}')) == {
         "max_results": 1000, "filter": "x"}  # fmt: skip

@@ -74,7 +74,7 @@ def _answers(url: str) -> bool:
 def test_lincls_ui_answers_on_two_workers_without_a_job_runner_within_1_gb(tmp_path):
     port = free_port()
     lincls = Path(sys.executable).with_name("lincls")
-    command = [str(lincls)] if lincls.exists() else [sys.executable, "-m", "experiments.cli"]
+    command = [str(lincls)] if lincls.exists() else [sys.executable, "-m", "lincls.experiments.cli"]
     log = tmp_path / "ui.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_SERVER_")}
     store = _store(tmp_path)
@@ -125,7 +125,7 @@ def test_lincls_ui_workers_stop_when_their_arbiter_is_killed_outright(tmp_path):
     log = tmp_path / "ui.log"
     with log.open("w") as out:
         server = subprocess.Popen(
-            [sys.executable, "-m", "experiments.cli", "ui", "--store", _store(tmp_path),
+            [sys.executable, "-m", "lincls.experiments.cli", "ui", "--store", _store(tmp_path),
              "--port", str(port)],
             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True,

@@ -12,9 +12,9 @@ from _online_cases import BOUND_SETTINGS
 from conftest import compose_config, runs_of
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from lincls.experiments.benchmarks.perceptron import dense_problem
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from experiments.benchmarks.perceptron import dense_problem
 from lincls import bounds, runner
 from lincls.bounds.winnow import disjunction_size
 from lincls.certificates import certificate_of

@@ -20,8 +20,8 @@ import tempfile
 import time
 
 import numpy as np
+from lincls.experiments.bench import Row, best_time
 
-from experiments.bench import Row, best_time
 from lincls import bounds
 from lincls.bounds import _best
 from lincls.certificates import svm_certificates

@@ -22,8 +22,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from lincls.experiments.bench import Row, best_time
 
-from experiments.bench import Row, best_time
 from lincls.certificates import max_margin_separator
 from lincls.data import make_noisy, make_separable
 from lincls.games.perceptron import make_perceptron_game, play

@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from lincls.experiments.bench import Row, best_time
 
-from experiments.bench import Row, best_time
 from lincls import comparators
 from lincls.data import make_separable
 from lincls.learners.kernel import kernel_matrix

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench import Row
-from experiments.benchmarks.sweep import _sweep
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.sweep import _sweep
 
 
 def _matplotlib_drawer():

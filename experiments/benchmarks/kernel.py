@@ -9,7 +9,8 @@ dual form.
 
 from __future__ import annotations
 
-from experiments.bench import Row, best_time
+from lincls.experiments.bench import Row, best_time
+
 from lincls.data import make_separable
 from lincls.learners import KernelPerceptron, Perceptron
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from experiments.bench import Row
-from experiments.benchmarks.perceptron import best_cpu_time, dense_problem, update_share
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.perceptron import best_cpu_time, dense_problem, update_share
+
 from lincls.learners.arow import AROW
 from lincls.learners.confidence_weighted import ConfidenceWeighted
 from lincls.learners.second_order import SecondOrderPerceptron

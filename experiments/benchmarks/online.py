@@ -13,16 +13,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import SGDClassifier
-
-from experiments.bench import Row
-from experiments.benchmarks.perceptron import (
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.perceptron import (
     best_cpu_time,
     csr_problem,
     dense_problem,
     update_share,
 )
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import SGDClassifier
+
 from lincls.learners import AveragedPerceptron, PassiveAggressive
 
 

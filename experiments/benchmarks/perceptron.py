@@ -22,10 +22,10 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
+from lincls.experiments.bench import Row
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron as SkPerceptron
 
-from experiments.bench import Row
 from lincls.learners import Perceptron
 
 
@@ -53,7 +53,7 @@ def csr_problem(n: int, d: int, nnz: int, seed: int = 0) -> tuple[sp.csr_matrix,
 
 def best_cpu_time(fn: Callable[[], object], repeat: int = 5, warmup: int = 1) -> float:
     """The smallest CPU time of this thread over ``repeat`` calls of ``fn`` after ``warmup``
-    untimed ones (``experiments.bench.best_time`` on ``time.thread_time``)."""
+    untimed ones (``lincls.experiments.bench.best_time`` on ``time.thread_time``)."""
     for _ in range(warmup):
         fn()
     best = float("inf")

@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench import Row
-from experiments.benchmarks.sweep import _sweep, as_logged
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.sweep import _sweep, as_logged
 
 RUNS = 2_000
 CHEAP = ["dataset.n=100", "dataset.d=5", "passes=2", "certificates.svm=false"]
@@ -67,7 +67,7 @@ def build_store(root: Path, runs: int, seed_configs: int = 40) -> tuple[str, str
 
 def timed_report(uri: str, target: str, out: Path) -> float:
     """Seconds of the whole ``lincls report TARGET`` process, as a user types it."""
-    command = [sys.executable, "-m", "experiments.report", target, "--tracking-uri", uri,
+    command = [sys.executable, "-m", "lincls.experiments.report", target, "--tracking-uri", uri,
                "--out", str(out)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     start = time.perf_counter()
@@ -80,7 +80,8 @@ def timed_report(uri: str, target: str, out: Path) -> float:
 
 def figures_shown(uri: str, root: Path) -> tuple[int, int, float]:
     """(runs whose description shows their figure, figure files on disk, the largest in KB)."""
-    from experiments.report.figures import _sql_state
+    from lincls.experiments.report.figures import _sql_state
+
     from lincls.figures import FIGURE_FILE
     from lincls.tracking import reader
 
@@ -101,9 +102,8 @@ def figures_shown(uri: str, root: Path) -> tuple[int, int, float]:
 
 def search_seconds(uri: str) -> tuple[float, int]:
     """MLflow's ``search_runs`` over every run of the store, page by page; (seconds, runs)."""
+    from lincls.experiments.report.collect import search_all
     from mlflow.tracking import MlflowClient
-
-    from experiments.report.collect import search_all
 
     client = MlflowClient(tracking_uri=uri)
     experiment_id = client.get_experiment_by_name("lincls").experiment_id
@@ -120,7 +120,7 @@ def run(quick: bool = False) -> list[Row]:
         root = Path(tmp)
         uri = f"sqlite:///{root / 'mlflow.db'}"
         command = [
-            sys.executable, "-m", "experiments.run", "-m", f"learner={LEARNERS}",
+            sys.executable, "-m", "lincls.experiments.run", "-m", f"learner={LEARNERS}",
             f"seed=range(0,{runs // 4})", *CHEAP, f"study={STUDY}", "hydra.launcher.n_jobs=2",
             f"tracking.uri={uri}", f"certificates.cache_dir={root / 'certificates'}",
             f"hydra.sweep.dir={root / 'sweep'}",

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench import Row
-from experiments.benchmarks.report import build_store, figures_shown, timed_report
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.report import build_store, figures_shown, timed_report
 
 RUNS = 100_000
 PEER_RUNS = 10_000

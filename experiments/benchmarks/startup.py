@@ -1,4 +1,4 @@
-"""Start-up: one run as a user starts it (``python -m experiments.run``, a fresh process) and
+"""Start-up: one run as a user starts it (``python -m lincls.experiments.run``, a fresh process) and
 ``lincls --help``, wall time, best of a few.
 
 A run on an existing SQLite store loads no MLflow (the store is checked and the run written with
@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from experiments.bench import Row
+from lincls.experiments.bench import Row
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["dataset.n=1000", "dataset.d=20"]
@@ -91,10 +91,10 @@ def run(quick: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
         store = f"tracking.uri=sqlite:///{cwd / 'mlflow.db'}"
-        one = [python, "-m", "experiments.run", *SMALL, store]
+        one = [python, "-m", "lincls.experiments.run", *SMALL, store]
         first = _wall(one, cwd, 1)  # makes the store, through MLflow
         warm = _wall(one, cwd, repeat)
-        swept = _wall([python, "-m", "experiments.run", *SWEEP, store,
+        swept = _wall([python, "-m", "lincls.experiments.run", *SWEEP, store,
                        f"hydra.sweep.dir={cwd / 'sweeps'}"], cwd, repeat)  # fmt: skip
         floor = _wall([python, "-c", "import sklearn.base, numba, hydra"], cwd, repeat)
         bare = _wall([python, "-c", "pass"], cwd, repeat)

@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench import Row
+from lincls.experiments.bench import Row
 
 LEARNERS = "perceptron,averaged_perceptron,passive_aggressive,margin_perceptron"
 
@@ -44,7 +44,7 @@ def _sweep(
     uri = f"sqlite:///{store / 'mlflow.db'}"
     seeds = max(configs // 4, 1)
     args = [
-        sys.executable, "-m", "experiments.run", "-m", f"learner={LEARNERS}",
+        sys.executable, "-m", "lincls.experiments.run", "-m", f"learner={LEARNERS}",
         f"seed=range(0,{seeds})", "dataset.n=1000", "dataset.d=20", "passes=10",
         "certificates.svm=false", f"certificates.best={str(best).lower()}",
         f"tracking.uri={uri}", f"certificates.cache_dir={store / 'certificates'}",

@@ -1,7 +1,7 @@
 """A 100,000-config sweep with two workers into SQLite, end to end (slow; run when named).
 
 The sweep section's shape (``sweep_postgres.sweep``): the command's wall clock from starting
-``python -m experiments.run -m`` to its exit; a run is lost when the store does not hold it
+``python -m lincls.experiments.run -m`` to its exit; a run is lost when the store does not hold it
 FINISHED at the end. No target on time: the row reports runs per second and the lost count (0).
 """
 
@@ -11,8 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from experiments.bench import Row
-from experiments.benchmarks.sweep_postgres import sweep
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.sweep_postgres import sweep
 
 CONFIGS = 100_000
 

@@ -1,6 +1,6 @@
 """A 10,000-config sweep of the sweep section's shape with two workers, end to end (slow section).
 
-The time is the command's wall clock, from starting ``python -m experiments.run -m`` to its exit
+The time is the command's wall clock, from starting ``lincls run -m`` to its exit
 (Python's start-up, the store's creation and the parent run's close included); a run is lost
 when the store does not hold it FINISHED at the end. Target: ≤ 6 minutes, 0 lost.
 """
@@ -12,8 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench import Row
-from experiments.benchmarks.sweep import _sweep
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.sweep import _sweep
 
 CONFIGS = 10_000
 

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from experiments.bench import Row
-from experiments.benchmarks.sweep import LEARNERS
+from lincls.experiments.bench import Row
+from lincls.experiments.benchmarks.sweep import LEARNERS
 
 CONFIGS = 10_000
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +27,7 @@ def sweep(store: Path, uri: str, configs: int) -> tuple[float, int]:
     from lincls.tracking import reader
 
     args = [
-        sys.executable, "-m", "experiments.run", "-m", f"learner={LEARNERS}",
+        sys.executable, "-m", "lincls.experiments.run", "-m", f"learner={LEARNERS}",
         f"seed=range(0,{max(configs // 4, 1)})", "dataset.n=1000", "dataset.d=20", "passes=10",
         "certificates.svm=false", "certificates.best=false", "hydra.launcher.n_jobs=2",
         f"tracking.uri={uri}", f"certificates.cache_dir={store / 'certificates'}",

@@ -1,4 +1,4 @@
-"""The study report: ``python -m experiments.report [STUDY_OR_PARENT_RUN_ID]``.
+"""The study report: ``python -m lincls.experiments.report [STUDY_OR_PARENT_RUN_ID]``.
 
 Reads the runs of a sweep (a parent run id), of a study (every FINISHED run tagged with its name,
 one per config hash, the newest) or, with no argument, of the latest sweep, from MLflow into
@@ -6,9 +6,9 @@ pandas, and writes ``results/<study>/``: ``report.md`` (bounds per learner, viol
 scaling slopes, dataset families), PNG plots and ``runs.csv``. The same files are logged as
 artifacts of the sweep's parent run (under ``report/``), so the MLflow UI shows them.
 
-    python -m experiments.report                       # the latest sweep
-    python -m experiments.report bound_verification    # every run of a study
-    python -m experiments.report 3f2a...e1             # one sweep, by its parent run id
+    python -m lincls.experiments.report                       # the latest sweep
+    python -m lincls.experiments.report bound_verification    # every run of a study
+    python -m lincls.experiments.report 3f2a...e1             # one sweep, by its parent run id
 
 Bad input (an unknown study or run id, an empty store) prints one line and exits non-zero.
 
@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from experiments.report.collect import (
+from lincls.experiments.report.collect import (
     PAGE_SIZE,
     ROLE_RUN,
     ROLE_SWEEP,
@@ -40,10 +40,10 @@ from experiments.report.collect import (
     search_all,
     select_runs,
 )
-from experiments.report.figures import picture_runs
-from experiments.report.frontier import frontier_section
-from experiments.report.html import HTML_FILE, artifact_markdown, render_html
-from experiments.report.plots import (
+from lincls.experiments.report.figures import picture_runs
+from lincls.experiments.report.frontier import frontier_section
+from lincls.experiments.report.html import HTML_FILE, artifact_markdown, render_html
+from lincls.experiments.report.plots import (
     BOUNDARY_RUNS,
     CURVE_METRIC,
     CURVE_RUNS,
@@ -59,9 +59,15 @@ from experiments.report.plots import (
     plot_mistakes_vs_bound,
     plot_mistakes_vs_gamma,
 )
-from experiments.report.render import REPORT_FILE, RUNS_FILE, TOLERANCE, render, write_runs_csv
-from experiments.report.studies import study_sections
-from experiments.report.tables import (
+from lincls.experiments.report.render import (
+    REPORT_FILE,
+    RUNS_FILE,
+    TOLERANCE,
+    render,
+    write_runs_csv,
+)
+from lincls.experiments.report.studies import study_sections
+from lincls.experiments.report.tables import (
     THEORY_SLOPE_GAMMA,
     THEORY_SLOPE_RADIUS,
     SlopeFit,
@@ -74,6 +80,7 @@ from experiments.report.tables import (
     slack_table,
     violations,
 )
+
 from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.tracking.store import check_store_file
@@ -208,24 +215,29 @@ def safe_name(study: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line; returns the exit code (2 on bad input)."""
     parser = argparse.ArgumentParser(
-        prog="python -m experiments.report", description=__doc__.split("\n\n")[0]
+        prog="python -m lincls.experiments.report", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "target", nargs="?", help="a study name or a sweep's parent run id (default: latest sweep)"
     )
     parser.add_argument(
         "--tracking-uri",
-        help="the MLflow store (default: $MLFLOW_TRACKING_URI, else results/mlflow.db)",
+        help="the MLflow store (default: $MLFLOW_TRACKING_URI, else $LINCLS_HOME/mlflow.db, "
+        "else results/mlflow.db here)",
     )
     parser.add_argument("--experiment", default=tracking.DEFAULT_EXPERIMENT)
-    parser.add_argument("--out", type=Path, help="where the files go (default: results/<study>/)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where the files go (default: <home>/<study>/, home as for the store)",
+    )
     args = parser.parse_args(argv)
     uri = tracking.resolve_tracking_uri(args.tracking_uri)
     try:
         check_store_file(uri, "tracking-uri")  # one line, and never an empty store made
         client, experiment_id = open_store(uri, args.experiment)
         selection = select_runs(client, experiment_id, args.target)
-        out_dir = args.out or tracking.project_root() / "results" / safe_name(selection.study)
+        out_dir = args.out or tracking.home() / safe_name(selection.study)
         if out_dir.exists() and not out_dir.is_dir():
             raise LinclsInputError("--out", f"{out_dir} is a file, not a directory")
         try:

@@ -1,7 +1,7 @@
-"""``python -m experiments.report``: the report's command line (``main``), its exit code."""
+"""``python -m lincls.experiments.report``: the report's command line (``main``), its exit code."""
 
 import sys
 
-from experiments.report import main
+from lincls.experiments.report import main
 
 sys.exit(main())

@@ -249,7 +249,8 @@ def select_runs(
     if target is None or target in by_id:
         if not by_id:
             raise LinclsInputError(
-                "study", "no sweep in this experiment yet (run one: python -m experiments.run -m)"
+                "study",
+                "no sweep in this experiment yet (run one: python -m lincls.experiments.run -m)",
             )
         parent = by_id[target] if target is not None else sweeps.iloc[0]
         parent_id = parent["run_id"]

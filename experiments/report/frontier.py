@@ -13,9 +13,8 @@ case, or the theorem is loose there.
 from __future__ import annotations
 
 import pandas as pd
-
-from experiments.report.collect import column
-from experiments.report.tables import TIGHTEST, bound_names, learner_labels, orders_of
+from lincls.experiments.report.collect import column
+from lincls.experiments.report.tables import TIGHTEST, bound_names, learner_labels, orders_of
 
 GAMES = ("perceptron_game", "orthogonal_game", "disjunction_game")
 KINDS = ("fixed data", "restricted game", "constructive game")

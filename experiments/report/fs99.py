@@ -14,9 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from experiments.report.collect import column, metric_histories
-from experiments.report.plots import _figure, _save
+from lincls.experiments.report.collect import column, metric_histories
+from lincls.experiments.report.plots import _figure, _save
 
 RULES = ("vote", "average", "last")
 LEARNER = "kernel_voted_perceptron"

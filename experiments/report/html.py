@@ -18,8 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import markdown
-
-from experiments.report.render import RUNS_FILE
+from lincls.experiments.report.render import RUNS_FILE
 
 HTML_FILE = "report.html"
 # In MLflow's artifact viewer (the page is a blob: in a sandboxed frame) each link to a file

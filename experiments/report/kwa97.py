@@ -16,9 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-from experiments.report.collect import column
-from experiments.report.plots import _figure, _save
+from lincls.experiments.report.collect import column
+from lincls.experiments.report.plots import _figure, _save
 
 LEARNERS = ("perceptron", "winnow")
 FIGURE = "kwa97_mistakes.png"

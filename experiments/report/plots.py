@@ -20,9 +20,9 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+from lincls.experiments.report.collect import Curve, column, dataset_config
+from lincls.experiments.report.tables import bound_family, bound_names, learner_labels
 
-from experiments.report.collect import Curve, column, dataset_config
-from experiments.report.tables import bound_family, bound_names, learner_labels
 from lincls.errors import LinclsInputError
 
 CURVE_METRIC = "cumulative_mistakes"  # the per-step history plot_cumulative draws

@@ -12,11 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
-
-from experiments.report.collect import Selection, column
-from experiments.report.plots import PLOTS
-from experiments.report.spread import spread_lines
-from experiments.report.tables import (
+from lincls.experiments.report.collect import Selection, column
+from lincls.experiments.report.plots import PLOTS
+from lincls.experiments.report.spread import spread_lines
+from lincls.experiments.report.tables import (
     THEORY_SLOPE_GAMMA,
     THEORY_SLOPE_RADIUS,
     TIGHTEST,
@@ -24,6 +23,7 @@ from experiments.report.tables import (
     hyperplane_table,
     learner_labels,
 )
+
 from lincls.bounds import RELATIVE_TOLERANCE
 
 REPORT_FILE = "report.md"

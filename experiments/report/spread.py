@@ -21,9 +21,8 @@ import re
 
 import numpy as np
 import pandas as pd
-
-from experiments.report.collect import column
-from experiments.report.tables import learner_labels
+from lincls.experiments.report.collect import column
+from lincls.experiments.report.tables import learner_labels
 
 _RATIO_MEAN = re.compile(r"^metrics\.bound_ratio_mean\.(.+)$")
 # the params that say which data a run saw, beside its name (the seed is a replicate: pooled)

@@ -7,8 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
-from experiments.report import fs99, kwa97
+from lincls.experiments.report import fs99, kwa97
 
 
 def study_sections(client, runs: pd.DataFrame, out_dir: Path) -> tuple[str, list[Path]]:

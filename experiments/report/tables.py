@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from lincls.experiments.report.collect import column
 
-from experiments.report.collect import column
 from lincls.bounds import family_of, holds
 from lincls.tracking.describe import held_back_by
 

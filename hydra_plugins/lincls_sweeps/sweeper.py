@@ -237,7 +237,7 @@ class LinclsSweeper(Sweeper):
 
         program = sys.argv[0]
         if Path(program).name == "run.py":
-            program = "python -m experiments.run"
+            program = "python -m lincls.experiments.run"
         hydra = [o for o in self.config.hydra.overrides.hydra if not o.startswith("hydra.mode=")]
         given = [a for a in [*hydra, *arguments] if not a.startswith("tracking.skip_finished=")]
         return " ".join([program, "-m", *map(shlex.quote, given), "tracking.skip_finished=true"])

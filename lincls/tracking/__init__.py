@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from lincls.figures import FIGURE_FILE, with_figure
-from lincls.paths import default_tracking_uri, project_root, resolve_tracking_uri, sqlite_path
+from lincls.paths import (
+    default_tracking_uri,
+    home,
+    project_root,
+    resolve_tracking_uri,
+    sqlite_path,
+)
 from lincls.tracking.experiment_note import EXPERIMENT_NOTE
 from lincls.tracking.postgres_runs import open_rows
 from lincls.tracking.schema import check_store, read_only
@@ -48,6 +54,7 @@ __all__ = [
     "VIEW_TAG",
     "StoreError",
     "default_tracking_uri",
+    "home",
     "project_root",
     "resolve_tracking_uri",
     "ui_path",

@@ -56,11 +56,14 @@ def process_tags() -> dict[str, str]:
 
 @functools.cache
 def git_commit() -> str | None:
-    """The commit of the source tree, when it is a git checkout."""
+    """The commit of the source tree, when lincls runs from a git checkout."""
+    root = project_root()
+    if root is None:
+        return None
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
-            cwd=project_root(),
+            cwd=root,
             capture_output=True,
             text=True,
             timeout=5,

@@ -2,7 +2,7 @@
 
     python -m clusters.ray_sweep RESULT.json -- OVERRIDES...
 
-runs ``python -m experiments.run -m hydra/launcher=ray`` with the cluster's address and the given
+runs ``lincls run -m hydra/launcher=ray`` with the cluster's address and the given
 overrides, and writes the sweep's exit code, output and the cluster's alive nodes to RESULT.json.
 The test runs it in a network namespace of its own with only a loopback interface (``unshare
 --net``, as root), so Ray, which takes a node's address from the route to the outside, finds
@@ -29,7 +29,7 @@ def main(argv: list[str]) -> int:
         args = ["-m", "hydra/launcher=ray", f"hydra.launcher.ray.init.address={address}",
                 "+hydra.launcher.ray.init.object_store_memory=null", *overrides]  # fmt: skip
         sweep = subprocess.run(
-            [sys.executable, "-m", "experiments.run", *args],
+            [sys.executable, "-m", "lincls.experiments.run", *args],
             capture_output=True,
             text=True,
             env=ray_env(),
