@@ -20,7 +20,7 @@ from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.paths import sqlite_path
 
-USAGE = "usage: lincls {run,report,ui} [arguments]  (lincls <command> --help for each)"
+USAGE = "usage: lincls {run,report,ui} [arguments] | --version  (lincls <command> --help: each)"
 UI_WORKERS = 2  # so one slow page does not hold up the others
 UI_APP = "lincls.experiments.ui_app:create_app()"
 ARTIFACTS_URI = "mlflow-artifacts:/"  # MLflow's server's default root when it serves artifacts
@@ -83,6 +83,11 @@ def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch ``lincls <command> …``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["--version"], ["-V"]):
+        from lincls import __version__
+
+        print(f"lincls {__version__}")
+        return 0
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE + "\n\n" + (__doc__ or "").split("\n\n")[1])
         return 0 if argv else 2
