@@ -14,6 +14,7 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, SI
 
+from lincls import plugins
 from lincls.config_budget import BudgetPerceptronConfig, ForgetronConfig, ProjectronConfig
 from lincls.config_games import DisjunctionGameConfig, OrthogonalGameConfig, PerceptronGameConfig
 from lincls.config_matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
@@ -432,7 +433,8 @@ DATASET_SCHEMAS: dict[str, type] = {
 
 
 def register_configs() -> None:
-    """Put every schema in Hydra's ConfigStore (idempotent)."""
+    """Put every schema in Hydra's ConfigStore (idempotent), and the learners of plugins."""
+    plugins.load_plugins()  # their learners store their own options (lincls.plugins)
     store = ConfigStore.instance()
     store.store(name="run_schema", node=RunConfig)
     store.store(group="tracking", name="tracking_schema", node=TrackingConfig)

@@ -2,7 +2,9 @@
 
 A new learner is a class in ``lincls.learners`` plus one line in ``LEARNERS`` (and its config
 schema in ``lincls.config`` with a YAML file in ``conf/learner/``); a new dataset likewise in
-``DATASETS``. Building checks every value and raises ``LinclsInputError`` naming the config field
+``DATASETS``. Another package adds its learners through ``lincls.plugins``: ``learners()`` (which
+``build_learner`` calls) loads them once and puts them in ``LEARNERS`` and ``LEARNER_SCHEMAS``.
+Building checks every value and raises ``LinclsInputError`` naming the config field
 (``learner.lr``, ``dataset.margin``, …), so bad input is refused before anything is written.
 """
 
@@ -12,7 +14,10 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lincls import config_studies  # noqa: F401  (adds the studies' schemas to the tables)
+from lincls import (
+    config_studies,  # noqa: F401  (adds the studies' schemas to the tables)
+    plugins,
+)
 from lincls.config import DATASET_SCHEMAS, LEARNER_SCHEMAS
 from lincls.data import (
     Dataset,
@@ -116,6 +121,26 @@ DATASETS: dict[str, Callable[..., Any]] = {
 }
 
 
+# The learners ``learners()`` took from lincls.plugins, so one unregistered since leaves too.
+_FROM_PLUGINS: dict[str, type] = {}
+
+
+def learners() -> dict[str, type]:
+    """Every learner by config name: the built-in ones and those registered through
+    ``lincls.plugins`` (whose entry points this loads, once)."""
+    plugins.load_plugins()
+    for name in [n for n in _FROM_PLUGINS if n not in plugins.LEARNERS]:
+        LEARNERS.pop(name, None)
+        LEARNER_SCHEMAS.pop(name, None)
+        del _FROM_PLUGINS[name]
+    for name, entry in plugins.LEARNERS.items():
+        if name in LEARNERS and name not in _FROM_PLUGINS:
+            continue  # a built-in learner's name (register_learner refuses it)
+        LEARNERS[name] = _FROM_PLUGINS[name] = entry.estimator
+        LEARNER_SCHEMAS[name] = entry.schema
+    return LEARNERS
+
+
 def prefixed(group: str, build: Callable[[], Any], learner=None) -> Any:
     """Run ``build``; re-raise a bad-input error with its field under ``group.``.
 
@@ -155,9 +180,10 @@ def check_keys(group: str, name: str, options: Mapping[str, Any], schema: type |
 def build_learner(learner_cfg: Mapping[str, Any], passes: int, seed: int):
     """The estimator a learner config names, with its parameters checked."""
     name = learner_cfg.get("name")
-    if name not in LEARNERS:
-        raise LinclsInputError("learner.name", f"must be one of {sorted(LEARNERS)}, got {name!r}")
-    cls = LEARNERS[name]
+    known = learners()
+    if name not in known:
+        raise LinclsInputError("learner.name", f"must be one of {sorted(known)}, got {name!r}")
+    cls = known[name]
     check_keys("learner", name, _options(learner_cfg), LEARNER_SCHEMAS.get(name))
 
     def build():

@@ -19,9 +19,17 @@ MAX_LINES = 450
 
 # Lowest first. A module may import from its own layer or below, never above. A new module gets a
 # layer here, so where it sits is decided once, in one place. ``geometry`` is array arithmetic
-# (norms, margins) that knows nothing of lincls, so data and learners may use it.
+# (norms, margins) that knows nothing of lincls, so data and learners may use it. ``plugins``
+# holds what other packages register; the registries above it take from it when used.
 LAYERS: list[tuple[str, ...]] = [
-    ("lincls", "lincls.errors", "lincls.paths", "lincls.config", "lincls.geometry"),
+    (
+        "lincls",
+        "lincls.errors",
+        "lincls.paths",
+        "lincls.config",
+        "lincls.geometry",
+        "lincls.plugins",
+    ),
     ("lincls.data",),
     ("lincls.learners",),
     ("lincls.certificates", "lincls.comparators", "lincls.kkt", "lincls.newton", "lincls.programs"),

@@ -4,9 +4,16 @@ Every bound is computed on the vectors the learner actually sees: a learner with
 augmented vectors (x, c), c the constant feature its bias rule amounts to, so its bound is the
 theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mistake count with a
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
+
+Bounds registered through ``lincls.plugins`` join ``REGISTRY`` when bounds are first evaluated
+(``evaluate``, ``family_of``: ``plugin_bounds``), each applying only to runs of its learner.
 """
 
+import sys
+
+from lincls import plugins
 from lincls.bounds import (
+    _registry,
     alma,
     arow,
     budget_perceptron,
@@ -35,8 +42,6 @@ from lincls.bounds._registry import (
     BoundValue,
     Evaluation,
     RunFacts,
-    evaluate,
-    family_of,
     holds,
     trivial_bound,
 )
@@ -56,6 +61,56 @@ from lincls.bounds.projectron import projectron_bound, projectron_plus_bound
 from lincls.bounds.romma import romma_bound
 from lincls.bounds.second_order import second_order_bound
 from lincls.bounds.winnow import winnow1_bound, winnow2_bound
+
+# The specs made from lincls.plugins' bounds, by name: kept in step with it on every evaluation.
+_FROM_PLUGINS: dict[str, tuple[plugins.Bound, BoundSpec]] = {}
+
+
+def _gated(bound: plugins.Bound, function):
+    """``function`` on runs of ``bound.learner`` only; elsewhere the reason it does not apply."""
+
+    def gated(facts: RunFacts):
+        if type(facts.learner) is not bound.learner:
+            return f"not a {bound.learner.__name__} (the rule it covers: {bound.rule})"
+        return None if function is None else function(facts)
+
+    return gated
+
+
+def plugin_bounds() -> list[BoundSpec]:
+    """Bring ``REGISTRY`` in step with the bounds registered in ``lincls.plugins`` (loading its
+    entry points once); a plugin bound named as a built-in one is left out, with one line."""
+    plugins.load_plugins()
+    for name in [n for n in _FROM_PLUGINS if plugins.BOUNDS.get(n) is not _FROM_PLUGINS[n][0]]:
+        REGISTRY.remove(_FROM_PLUGINS.pop(name)[1])
+    for name, bound in plugins.BOUNDS.items():
+        if name in _FROM_PLUGINS:
+            continue
+        if any(spec.name == name for spec in REGISTRY):
+            print(f"lincls: plugin bound {name!r} ({bound.source}) left out: a built-in "
+                  "bound has its name", file=sys.stderr)  # fmt: skip
+            continue
+        check = _gated(bound, bound.check)
+        best = None if bound.best is None else _gated(bound, bound.best)
+        spec = BoundSpec(name, check, bound.value, kind=bound.kind, best=best,
+                         family=bound.family, sequence=bound.sequence)  # fmt: skip
+        REGISTRY.append(spec)
+        _FROM_PLUGINS[name] = (bound, spec)
+    return [spec for _, spec in _FROM_PLUGINS.values()]
+
+
+def evaluate(facts: RunFacts) -> Evaluation:
+    """Every registered bound (plugins' too) that applies to ``facts``, each at its best
+    certificate (``lincls.bounds._registry.evaluate``)."""
+    plugin_bounds()
+    return _registry.evaluate(facts)
+
+
+def family_of(name: str) -> str:
+    """The family (``A_PRIORI`` or ``A_POSTERIORI``) of the registered bound ``name``."""
+    plugin_bounds()
+    return _registry.family_of(name)
+
 
 __all__ = [
     "A_POSTERIORI",
@@ -100,6 +155,7 @@ __all__ = [
     "pa_bound",
     "passive_aggressive",
     "perceptron",
+    "plugin_bounds",
     "projectron",
     "projectron_bound",
     "projectron_plus_bound",
