@@ -187,7 +187,8 @@ def bound_metrics(
     vacuous in every ordering (at or above the examples presented) logs its value, no ratio, and
     is named in the tag ``bounds.vacuous``. The tightest is named per family: ``bound.tightest``
     among the a priori bounds, ``bound.tightest_a_posteriori`` among those that read the run's
-    own mistakes; a vacuous bound is never either.
+    own mistakes; a vacuous bound is never either. ``bound_source.X`` tags each bound logged with
+    its ``lincls.bounds.Source``: "published: …", "derived: …", "not read: …" or "not covered: …".
     """
     metrics: dict[str, float] = {}
     tags: dict[str, str] = {}
@@ -215,6 +216,7 @@ def bound_metrics(
             vacuous.append(name)
         metrics[f"bound.{name}"] = value
         tags[f"bound.{name}.certificate"] = evaluations[k].sources[name]
+        tags[f"bound_source.{name}"] = str(bounds_mod.source_of(name))
         for key, detail in evaluations[k].details.get(name, {}).items():
             metrics[f"bound_param.{name}.{key}"] = detail
     for family, key in TIGHTEST.items():
@@ -228,6 +230,7 @@ def bound_metrics(
     for name, value in evaluations[0].test_error.items():
         metrics[f"test_error_bound.{name}"] = value
         tags[f"test_error_bound.{name}.certificate"] = evaluations[0].sources[name]
+        tags[f"bound_source.{name}"] = str(bounds_mod.source_of(name))
         if test_error is not None:
             metrics[f"test_error_bound_ratio.{name}"] = test_error / value
     tags["bound_violated"] = str(violated).lower()

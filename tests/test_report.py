@@ -29,7 +29,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 from lincls import runner
-from lincls.bounds import holds
+from lincls.bounds import holds, source_of
 from lincls.errors import LinclsInputError
 
 STUDY = "bv_test"
@@ -218,7 +218,8 @@ def test_the_bound_table_matches_the_runs_recomputed(study):
     rows = table_rows(study["text"], "| learner | bound |")
     assert len(rows) == len(expected) > 0
     families = set()
-    for learner, bound, family, runs, empty, broke, median, largest in rows:
+    for learner, bound, family, runs, empty, broke, median, largest, source in rows:
+        assert source == ("–" if bound.startswith("tightest") else str(source_of(bound)))
         values = expected[(learner, bound)]
         ratios = [r for _, _, r, _ in values if r is not None]
         assert int(runs) == len(values)

@@ -184,13 +184,15 @@ def render(
             "apart: `tightest` is each run's smallest a priori bound, `tightest_a_posteriori` "
             "its smallest a posteriori one. " + VACUITY_RULE,
             "",
-            "| learner | bound | family | runs | vacuous | violations | median ratio | max ratio |",
-            "|---|---|---|---:|---:|---:|---:|---:|",
+            "| learner | bound | family | runs | vacuous | violations | median ratio | max ratio "
+            "| source |",
+            "|---|---|---|---:|---:|---:|---:|---:|---|",
         ]
         for row in table.itertuples(index=False):
             lines.append(
                 f"| {row.learner} | {row.bound} | {row.family} | {row.runs} | {row.vacuous} | "
-                f"{row.violations} | {_num(row.median_ratio)} | {_num(row.max_ratio)} |"
+                f"{row.violations} | {_num(row.median_ratio)} | {_num(row.max_ratio)} | "
+                f"{row.source} |"
             )
         lines += [
             "",

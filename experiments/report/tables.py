@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from lincls.experiments.report.collect import column
 
-from lincls.bounds import family_of, holds
+from lincls.bounds import family_of, holds, source_of
 from lincls.tracking.describe import held_back_by
 
 THEORY_SLOPE_GAMMA = -2.0  # Novikoff: M ≤ (R/γ)², reached on worst-case orders
@@ -87,12 +87,23 @@ def violations(frame: pd.DataFrame, bound: str) -> pd.Series:
 
 
 BOUND_COLUMNS = [
-    "learner", "bound", "family", "runs", "vacuous", "violations", "median_ratio", "max_ratio"
+    "learner", "bound", "family", "runs", "vacuous", "violations", "median_ratio", "max_ratio",
+    "source",
 ]  # fmt: skip
 
 
+def bound_source(bound: str) -> str:
+    """What ``bound`` is (``lincls.bounds.Source``: "published: …", "derived: …", …); "–" for
+    the tightest of a family, which is one of the others per run."""
+    if bound in TIGHTEST:
+        return "–"
+    source = source_of(bound)
+    return "not registered in this lincls" if source is None else str(source)
+
+
 def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per learner and bound: its family, runs, vacuous runs, violations, median and max ratio.
+    """Per learner and bound: its family, runs, vacuous runs, violations, median and max ratio,
+    and its source (``bound_source``).
 
     The ratios are over the runs where the bound is not vacuous (those log no ratio).
     """
@@ -115,6 +126,7 @@ def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
                     "violations": int(broke[mine].sum()),
                     "median_ratio": float(ratio[mine].median()),
                     "max_ratio": float(ratio[mine].max()),
+                    "source": bound_source(bound),
                 }
             )
     table = pd.DataFrame(rows, columns=BOUND_COLUMNS)

@@ -34,14 +34,21 @@ from lincls.bounds import (
 from lincls.bounds._registry import (
     A_POSTERIORI,
     A_PRIORI,
+    CITATION_LENGTH,
+    DERIVED,
     FAMILIES,
+    NOT_COVERED,
+    NOT_READ,
+    PUBLISHED,
     REGISTRY,
     RELATIVE_TOLERANCE,
+    STATUSES,
     TEST_ERROR,
     BoundSpec,
     BoundValue,
     Evaluation,
     RunFacts,
+    Source,
     holds,
     trivial_bound,
 )
@@ -77,6 +84,14 @@ def _gated(bound: plugins.Bound, function):
     return gated
 
 
+def _plugin_source(bound: plugins.Bound) -> Source:
+    """A plugin bound's ``Source``: its own ``status`` if it gives one, else ``NOT_READ`` (lincls
+    has neither read nor proved it), with the first line of its ``theorem`` as the citation."""
+    line = (str(bound.theorem).strip().splitlines() or ["no theorem given"])[0]
+    citation = f"plugin ({bound.source}): {line}"[:CITATION_LENGTH]
+    return Source(getattr(bound, "status", NOT_READ), citation)
+
+
 def plugin_bounds() -> list[BoundSpec]:
     """Bring ``REGISTRY`` in step with the bounds registered in ``lincls.plugins`` (loading its
     entry points once); a plugin bound named as a built-in one is left out, with one line."""
@@ -93,7 +108,8 @@ def plugin_bounds() -> list[BoundSpec]:
         check = _gated(bound, bound.check)
         best = None if bound.best is None else _gated(bound, bound.best)
         spec = BoundSpec(name, check, bound.value, kind=bound.kind, best=best,
-                         family=bound.family, sequence=bound.sequence)  # fmt: skip
+                         family=bound.family, sequence=bound.sequence,
+                         source=_plugin_source(bound))  # fmt: skip
         REGISTRY.append(spec)
         _FROM_PLUGINS[name] = (bound, spec)
     return [spec for _, spec in _FROM_PLUGINS.values()]
@@ -112,17 +128,29 @@ def family_of(name: str) -> str:
     return _registry.family_of(name)
 
 
+def source_of(name: str) -> Source | None:
+    """The ``Source`` (status and citation) of the registered bound ``name``, plugins' too."""
+    plugin_bounds()
+    return _registry.source_of(name)
+
+
 __all__ = [
     "A_POSTERIORI",
     "A_PRIORI",
+    "DERIVED",
     "FAMILIES",
+    "NOT_COVERED",
+    "NOT_READ",
+    "PUBLISHED",
     "REGISTRY",
     "RELATIVE_TOLERANCE",
+    "STATUSES",
     "TEST_ERROR",
     "BoundSpec",
     "BoundValue",
     "Evaluation",
     "RunFacts",
+    "Source",
     "alma",
     "alma_bound",
     "arow",
@@ -166,6 +194,7 @@ __all__ = [
     "scw2_bound",
     "second_order",
     "second_order_bound",
+    "source_of",
     "trivial_bound",
     "voted_test_error",
     "winnow",

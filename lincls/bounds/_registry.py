@@ -31,6 +31,18 @@ A_PRIORI = "a_priori"
 A_POSTERIORI = "a_posteriori"
 FAMILIES = (A_PRIORI, A_POSTERIORI)
 
+# Where a bound comes from (``Source.status``). Published: a paper's theorem as published, its
+# statement read (the citation says where). Derived: proved in lincls for the rule it runs, in the
+# bound's docstring or in a seed text the citation names. Not read: stated as a paper's theorem
+# whose statement was not read, and not proved in lincls (checked numerically only). Not covered:
+# the paper's theorem does not cover what lincls computes (the citation says why).
+PUBLISHED = "published"
+DERIVED = "derived"
+NOT_READ = "not read"
+NOT_COVERED = "not covered"
+STATUSES = (PUBLISHED, DERIVED, NOT_READ, NOT_COVERED)
+CITATION_LENGTH = 240  # one line in a run's tag and in the report's table
+
 
 def holds(mistakes: float, bound: float) -> bool:
     """Whether ``mistakes`` ≤ ``bound`` up to the relative tolerance of floating point."""
@@ -74,6 +86,29 @@ class BoundValue:
 
 
 @dataclass(frozen=True)
+class Source:
+    """Where a bound comes from: a ``status`` of ``STATUSES`` and a one-line ``citation`` (the
+    paper, its venue and theorem, and where it was read; or what the derivation follows; or
+    why the paper does not cover lincls's rule)."""
+
+    status: str
+    citation: str
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"a bound's source status is one of {STATUSES}, not {self.status!r}")
+        text = self.citation
+        if not isinstance(text, str) or not text.strip() or "\n" in text or "|" in text:
+            # one line without "|": a run's tag, a cell of the report's Markdown table
+            raise ValueError("a bound's citation is one non-empty line without '|'")
+        if len(text) > CITATION_LENGTH:
+            raise ValueError(f"a bound's citation is at most {CITATION_LENGTH} characters")
+
+    def __str__(self) -> str:
+        return f"{self.status}: {self.citation}"
+
+
+@dataclass(frozen=True)
 class BoundSpec:
     """A theorem: ``check`` says why it does not apply (None if it does), ``value`` computes it.
 
@@ -86,7 +121,8 @@ class BoundSpec:
     ``sequence`` marks a theorem about the presented sequence itself (its deficits, its mistake
     rounds: Freund–Schapire, Mohri–Rostamizadeh), as opposed to one that holds for every
     sequence of the data's margin and radius, however long (Novikoff); it sets what the bound
-    is vacuous against (``trivial_bound``).
+    is vacuous against (``trivial_bound``). ``source`` (required, a ``Source``) says what the
+    bound is: a paper's theorem as published, derived in lincls, or not covered by the paper.
     """
 
     name: str
@@ -96,6 +132,11 @@ class BoundSpec:
     best: Callable[[RunFacts], BoundValue | str] | None = None
     family: str = A_PRIORI
     sequence: bool = False
+    source: Source = field(kw_only=True)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.source, Source):
+            raise TypeError(f"bound {self.name!r}: source must be a Source, not {self.source!r}")
 
 
 REGISTRY: list[BoundSpec] = []
@@ -104,6 +145,11 @@ REGISTRY: list[BoundSpec] = []
 def family_of(name: str) -> str:
     """The family (``A_PRIORI`` or ``A_POSTERIORI``) of the registered bound ``name``."""
     return next((s.family for s in REGISTRY if s.name == name), A_PRIORI)
+
+
+def source_of(name: str) -> Source | None:
+    """The ``Source`` of the registered bound ``name`` (None if no such bound)."""
+    return next((s.source for s in REGISTRY if s.name == name), None)
 
 
 def trivial_bound(learner, n_train: int | None, sequence: bool) -> float | None:

@@ -8,9 +8,11 @@ one) is then at most
 
     2(p − 1)/γ² · (2/α − 1)² + 8/α − 4,
 
-for any order and any number of passes (a second pass is more of the same sequence). The formula
-is the paper's as we read it; ``tests/test_alma.py`` checks it on 2,000 random separable
-instances and against a planted comparator for p = 3.
+for any order and any number of passes (a second pass is more of the same sequence). The paper's
+statement was not read (no public copy at hand had it; it is stated for a range of B and C): the
+formula is its form as commonly quoted, not proved in lincls, and checked numerically only
+(``tests/test_alma.py``: 2,000 random separable instances, and a planted comparator for p = 3).
+Its registry status is "not read".
 
 The vectors ALMA sees are x' = (x, c) (c = 1 with ``bias="feature"``, else 0), normalised; a
 certificate (u, b) with functional margins y_t(u·x_t + b) gives the comparator u' = (u, b/c)
@@ -31,7 +33,7 @@ import scipy.sparse as sp
 
 from lincls import comparators
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import NOT_READ, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
 from lincls.geometry import row_norms
 
 PAPER_C = math.sqrt(2.0)
@@ -146,4 +148,16 @@ def best_alma(facts: RunFacts) -> BoundValue | str:
     return BoundValue(value, {"margin": margin, "radius": 1.0, "gap": solution.gap})
 
 
-REGISTRY.append(BoundSpec("alma", _applies, _value, best=best_alma))
+REGISTRY.append(
+    BoundSpec(
+        "alma",
+        _applies,
+        _value,
+        best=best_alma,
+        source=Source(
+            NOT_READ,
+            "the form of Gentile 2001 (JMLR 2) Thm 3 at B = 1/α, C = √2; the paper's statement "
+            "was not read (it is stated for a range of B and C) and lincls does not prove it",
+        ),
+    )
+)

@@ -8,7 +8,9 @@ with, for every comparator u,
 
 where A is the set of update rounds (M mistakes and U updates at a correct margin below 1, an
 example updated twice counted twice), X_A = Σ_{t∈A} x_t x_tᵀ and g_t = max(0, 1 − y_t u·x_t).
-``lincls/learners/arow.py`` records the update rounds (``update_indices_``) for it.
+``lincls/learners/arow.py`` records the update rounds (``update_indices_``) for it. The
+paper's statement was not read (only its abstract): this is the theorem's form as quoted, not
+proved in lincls and checked numerically only; its registry status is "not read".
 
 At u = 0 the right side is exactly M (every g_t = 1), and the statement holds for every u, so
 its infimum over u (a convex set) is M itself and says nothing: like Mohri–Rostamizadeh's, the
@@ -24,7 +26,15 @@ import math
 
 import numpy as np
 
-from lincls.bounds._registry import A_POSTERIORI, REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import (
+    A_POSTERIORI,
+    NOT_READ,
+    REGISTRY,
+    BoundSpec,
+    BoundValue,
+    RunFacts,
+    Source,
+)
 from lincls.bounds.deficit import augmented_geometry
 from lincls.bounds.second_order import mistake_log_det, stated_gamma
 
@@ -84,4 +94,17 @@ def _value(facts: RunFacts) -> BoundValue:
     return BoundValue(value, details)
 
 
-REGISTRY.append(BoundSpec("arow", _applies, _value, family=A_POSTERIORI, sequence=True))
+REGISTRY.append(
+    BoundSpec(
+        "arow",
+        _applies,
+        _value,
+        family=A_POSTERIORI,
+        sequence=True,
+        source=Source(
+            NOT_READ,
+            "the form of Crammer, Kulesza & Dredze 2009 (NIPS 22) Thm 2; the paper's statement "
+            "was not read and lincls does not prove it",
+        ),
+    )
+)

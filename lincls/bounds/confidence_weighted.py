@@ -1,16 +1,19 @@
 """Mistake bounds of CW, SCW-I and SCW-II (``lincls.learners.confidence_weighted``), a posteriori.
 
-No mistake bound is quoted. The papers' theorems (Crammer, Dredze & Pereira, "Exact Convex
-Confidence-Weighted Learning", NIPS 21 (2008), whose abstract says it analyzes its update "in the
-mistake bound model", and Wang, Zhao & Hoi, "Exact Soft Confidence-Weighted Learning", ICML 2012)
-could not be read in any public copy at hand (only their abstracts: proceedings.neurips.cc's
-metadata of the first, arXiv 1206.4612's abstract of the second), so no formula here is
-attributed to them. The three bounds below are derived in this docstring for the rules lincls
-runs and checked numerically: 0 violations over 10,000 random runs (every variant and option;
-``cw`` logged on 1,444 of them, ``scw1`` on 1,845, ``scw2`` on 2,628 of the 3,096 full-covariance
-SCW-II runs; the largest ratio of mistakes to bound 0.9991, 0.9922 and 0.4845, each on a run with
-one mistake; the median 0.0005, 0.012 and 0.0012, CW's bound growing as R'⁴ with the data's
-scale), and at their best comparator equal to an independent minimisation
+No mistake bound is quoted. lincls's ``cw`` runs Dredze, Crammer & Pereira's variance rule
+("Confidence-Weighted Linear Classification", ICML 2008: constraint m ≥ φV, Σ⁻¹ += 2αφ·xxᵀ).
+Crammer, Dredze & Pereira's "Exact Convex Confidence-Weighted Learning" (NIPS 21, 2008), whose
+abstract says it analyzes its update "in the mistake bound model", is about the other rule, the
+standard deviation's (m ≥ φ√V), which is SCW-I's step when no step is capped at C: whatever it
+proves is about ``scw1``'s rule, not ``cw``'s. Neither it nor Wang, Zhao & Hoi, "Exact Soft
+Confidence-Weighted Learning", ICML 2012, could be read in any public copy at hand (only their
+abstracts: proceedings.neurips.cc's metadata of the first, arXiv 1206.4612's abstract of the
+second), so no formula here is attributed to them. The three bounds below are derived in this
+docstring for the rules lincls runs and checked numerically: 0 violations over 10,000 random runs
+(every variant and option; ``cw`` logged on 1,444 of them, ``scw1`` on 1,845, ``scw2`` on 2,628 of
+the 3,096 full-covariance SCW-II runs; the largest ratio of mistakes to bound 0.9991, 0.9922 and
+0.4845, each on a run with one mistake; the median 0.0005, 0.012 and 0.0012, CW's bound growing as
+R'⁴ with the data's scale), and at their best comparator equal to an independent minimisation
 (``tests/test_confidence_weighted_bounds.py``).
 
 Setting: the full covariance from μ_1 = 0, Σ_1 = I, on the vectors x' = (x, c) the learner sees,
@@ -109,7 +112,15 @@ import scipy.sparse as sp
 
 from lincls import comparators
 from lincls.bounds import _best
-from lincls.bounds._registry import A_POSTERIORI, REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import (
+    A_POSTERIORI,
+    DERIVED,
+    REGISTRY,
+    BoundSpec,
+    BoundValue,
+    RunFacts,
+    Source,
+)
 from lincls.bounds.deficit import augmented_geometry
 from lincls.geometry import augmented_scale
 
@@ -401,7 +412,7 @@ def _best_radius(facts: RunFacts) -> float:
     return float(np.sqrt(np.max(np.asarray(squares))))
 
 
-def _register(name: str, learner_check, separable_only: bool, value, best) -> None:
+def _register(name: str, learner_check, separable_only: bool, value, best, source) -> None:
     """One of this module's bounds in the registry: a posteriori, over the presented sequence."""
     REGISTRY.append(
         BoundSpec(
@@ -411,10 +422,17 @@ def _register(name: str, learner_check, separable_only: bool, value, best) -> No
             best=best,
             family=A_POSTERIORI,
             sequence=True,
+            source=Source(DERIVED, source),
         )
     )
 
 
-_register("cw", _cw_learner, True, _cw_value, _cw_best)
-_register("scw1", _scw1_learner, False, _scw1_value, _scw1_best)
-_register("scw2", _scw2_learner, False, _scw2_value, _scw2_best)
+_register("cw", _cw_learner, True, _cw_value, _cw_best,
+          "proved in the module docstring for Dredze, Crammer & Pereira 2008 (ICML)'s variance "
+          "rule, which no theorem read covers")  # fmt: skip
+_register("scw1", _scw1_learner, False, _scw1_value, _scw1_best,
+          "proved in the module docstring for SCW-I's uncapped step (Crammer, Dredze & Pereira "
+          "2008, NIPS, exact CW's rule); neither paper's statement was read")  # fmt: skip
+_register("scw2", _scw2_learner, False, _scw2_value, _scw2_best,
+          "proved in the module docstring for SCW-II (Wang, Zhao & Hoi 2012, ICML), whose "
+          "statement was not read")  # fmt: skip

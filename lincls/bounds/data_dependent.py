@@ -16,7 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from lincls.bounds import _best
-from lincls.bounds._registry import A_POSTERIORI, REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import (
+    A_POSTERIORI,
+    NOT_READ,
+    REGISTRY,
+    BoundSpec,
+    BoundValue,
+    RunFacts,
+    Source,
+)
 from lincls.bounds.deficit import (
     _fs_applies,
     _fs_learner,
@@ -83,5 +91,16 @@ def _mr_best(facts: RunFacts) -> BoundValue | str:
 
 
 REGISTRY.append(
-    BoundSpec("mohri_rostamizadeh", _mr_applies, _mr_value, best=_mr_best, family=A_POSTERIORI)
+    BoundSpec(
+        "mohri_rostamizadeh",
+        _mr_applies,
+        _mr_value,
+        best=_mr_best,
+        family=A_POSTERIORI,
+        source=Source(
+            NOT_READ,
+            "the form of Mohri & Rostamizadeh 2013 (arXiv:1305.0208) Thm 3; the paper's statement "
+            "was not read and lincls does not prove it",
+        ),
+    )
 )

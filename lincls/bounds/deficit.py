@@ -15,7 +15,16 @@ import numpy as np
 from numba import njit
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, TEST_ERROR, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import (
+    NOT_COVERED,
+    NOT_READ,
+    REGISTRY,
+    TEST_ERROR,
+    BoundSpec,
+    BoundValue,
+    RunFacts,
+    Source,
+)
 from lincls.geometry import augmented_scale
 
 GRID_POINTS = 32
@@ -188,8 +197,28 @@ def _voted_best(facts: RunFacts) -> BoundValue | str:
 REGISTRY.extend(
     [
         BoundSpec(
-            "freund_schapire", _fs_applies, _fs_value, best=best_freund_schapire, sequence=True
+            "freund_schapire",
+            _fs_applies,
+            _fs_value,
+            best=best_freund_schapire,
+            sequence=True,
+            source=Source(
+                NOT_READ,
+                "the form of Freund & Schapire 1999 (Machine Learning 37) Thm 2; the paper's "
+                "statement was not read and lincls does not prove it",
+            ),
         ),
-        BoundSpec("voted_fs99", _voted_applies, _voted_value, kind=TEST_ERROR, best=_voted_best),
+        BoundSpec(
+            "voted_fs99",
+            _voted_applies,
+            _voted_value,
+            kind=TEST_ERROR,
+            best=_voted_best,
+            source=Source(
+                NOT_COVERED,
+                "Freund & Schapire 1999 Thm 3 bounds an expectation over samples; lincls logs a "
+                "plug-in estimate from one sample (and the statement was not read)",
+            ),
+        ),
     ]
 )

@@ -7,7 +7,9 @@ reading) on any sequence with K(x_t, x_t) ≤ 1, and any g in the kernel's space
 
     M ≤ 2‖g‖² + 4·Σ_{t∈J} ℓ*_t,    ℓ*_t = max(0, 1 − y_t g(x_t)),
 
-J the mistake rounds. Logged here with the sum over every presentation instead (each example's
+J the mistake rounds. The paper's statement was not read (only its abstract): this is the
+theorem's form as quoted, not proved in lincls and checked numerically only; its registry status
+is "not read". Logged here with the sum over every presentation instead (each example's
 hinge loss times its presentations), which is at least the sum over J: the same theorem, a
 weaker number, needing no record of which rounds erred.
 
@@ -26,11 +28,13 @@ import math
 import numpy as np
 
 from lincls.bounds._registry import (
+    NOT_READ,
     REGISTRY,
     RELATIVE_TOLERANCE,
     BoundSpec,
     BoundValue,
     RunFacts,
+    Source,
 )
 from lincls.bounds.deficit import augmented_geometry
 
@@ -86,4 +90,16 @@ def _value(facts: RunFacts) -> BoundValue:
     return BoundValue(value, {"comparator_norm": float(scales[best]), "norm_cap": cap})
 
 
-REGISTRY.append(BoundSpec("forgetron", _applies, _value, sequence=True))
+REGISTRY.append(
+    BoundSpec(
+        "forgetron",
+        _applies,
+        _value,
+        sequence=True,
+        source=Source(
+            NOT_READ,
+            "the form of Dekel, Shalev-Shwartz & Singer 2008 (SICOMP 37) Thm 1; the paper's "
+            "statement was not read and lincls does not prove it",
+        ),
+    )
+)

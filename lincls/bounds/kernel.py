@@ -24,7 +24,7 @@ computed; the bound is then R²‖U*‖², never above a lifted certificate's.
 from __future__ import annotations
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import DERIVED, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
 
 
 def kernel_novikoff(radius_sq: float, margin: float, comparator_norm_sq: float) -> float:
@@ -110,4 +110,16 @@ def _value(facts: RunFacts) -> float:
     )
 
 
-REGISTRY.append(BoundSpec("kernel_novikoff", _applies, _value, best=best_kernel_novikoff))
+REGISTRY.append(
+    BoundSpec(
+        "kernel_novikoff",
+        _applies,
+        _value,
+        best=best_kernel_novikoff,
+        source=Source(
+            DERIVED,
+            "Novikoff (seed 000, Thm 1) in the kernel's feature space; the lift of a certificate "
+            "is derived in the module docstring",
+        ),
+    )
+)

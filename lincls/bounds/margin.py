@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import DERIVED, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
 
 
 def margin_perceptron_bound(
@@ -73,4 +73,16 @@ def _value(facts: RunFacts) -> float:
     )  # fmt: skip
 
 
-REGISTRY.append(BoundSpec("margin_perceptron", _applies, _value, best=_best_value))
+REGISTRY.append(
+    BoundSpec(
+        "margin_perceptron",
+        _applies,
+        _value,
+        best=_best_value,
+        source=Source(
+            DERIVED,
+            "Novikoff's argument with the threshold τ, proved in margin_perceptron_bound's "
+            "docstring (Li et al. 2002, ICML, make the same argument)",
+        ),
+    )
+)

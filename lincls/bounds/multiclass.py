@@ -15,7 +15,7 @@ Kesler's rows; ``lincls.comparators.hard_margin``) on the vectors the learner se
 from __future__ import annotations
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import DERIVED, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
 from lincls.geometry import MulticlassCertificate
 
 
@@ -114,7 +114,22 @@ REGISTRY.extend(
             _applies("multiclass_perceptron"),
             _multiclass_perceptron,
             best=_best_value("multiclass_perceptron"),
+            source=Source(
+                DERIVED,
+                "Kesler's construction, proved in its docstring, in the form of Crammer & Singer "
+                "2003 (JMLR 3) Thm 1, whose statement was not read",
+            ),
         ),
-        BoundSpec("mira_pa1_kesler", _applies("mira"), _mira, best=_best_value("mira")),
+        BoundSpec(
+            "mira_pa1_kesler",
+            _applies("mira"),
+            _mira,
+            best=_best_value("mira"),
+            source=Source(
+                DERIVED,
+                "PA-I (Crammer et al. 2006, JMLR 7, Thm 4, read) on Kesler's difference vectors; "
+                "the reduction is in mira_bound's docstring",
+            ),
+        ),
     ]
 )

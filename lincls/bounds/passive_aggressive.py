@@ -17,7 +17,7 @@ presentation counts). These hold on any data, separable or not.
 from __future__ import annotations
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import PUBLISHED, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
 
 
 def pa_bound(radius: float, u_norm_sq: float) -> float:
@@ -121,10 +121,18 @@ def _pa2(facts: RunFacts) -> float:
     return pa2_bound(r2**0.5, float(facts.learner.C), u2)
 
 
+def _read(theorem: int) -> Source:
+    return Source(
+        PUBLISHED,
+        f"Crammer, Dekel, Keshet, Shalev-Shwartz & Singer 2006, JMLR 7, Thm {theorem} "
+        "(read in the JMLR text)",
+    )
+
+
 REGISTRY.extend(
     [
-        BoundSpec("pa", _applies("pa"), _pa, best=_best_value("pa")),
-        BoundSpec("pa1", _applies("pa1"), _pa1, best=_best_value("pa1")),
-        BoundSpec("pa2", _applies("pa2"), _pa2, best=_best_value("pa2")),
+        BoundSpec("pa", _applies("pa"), _pa, best=_best_value("pa"), source=_read(2)),
+        BoundSpec("pa1", _applies("pa1"), _pa1, best=_best_value("pa1"), source=_read(4)),
+        BoundSpec("pa2", _applies("pa2"), _pa2, best=_best_value("pa2"), source=_read(5)),
     ]
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import DERIVED, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
 
 
 def novikoff(radius: float, margin: float) -> float:
@@ -122,6 +122,11 @@ REGISTRY.extend(
             _homogeneous,
             lambda f: novikoff(f.radius, f.certificate.margin),
             best=lambda f: best_novikoff(f, with_bias=False),
+            source=Source(
+                DERIVED,
+                "Novikoff 1962's theorem as stated and proved in seed 000 (Cohen 2008, Thm 1); "
+                "the 1962 paper was not read",
+            ),
         ),
         BoundSpec(
             "novikoff_bias",
@@ -130,11 +135,21 @@ REGISTRY.extend(
                 f.radius, f.certificate.margin, f.certificate.b, f.learner.bias_feature_
             ),
             best=lambda f: best_novikoff(f, with_bias=True),
+            source=Source(
+                DERIVED,
+                "Novikoff (seed 000, Thm 1) on the vectors (x, c); the reduction is in "
+                "novikoff_bias's docstring",
+            ),
         ),
         BoundSpec(
             "novikoff_2r",
             _r2_rule,
             lambda f: novikoff_2r(f.learner.radius_, f.certificate.margin),
+            source=Source(
+                DERIVED,
+                "proved in seed 004 (Sarkar, after Cristianini & Shawe-Taylor 2000, Thm 2.3, "
+                "not read); novikoff_2r's docstring reduces it to novikoff_bias at c = R",
+            ),
         ),
     ]
 )

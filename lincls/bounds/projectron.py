@@ -71,10 +71,12 @@ import numpy as np
 from lincls.bounds import _best
 from lincls.bounds._registry import (
     A_POSTERIORI,
+    DERIVED,
     REGISTRY,
     BoundSpec,
     BoundValue,
     RunFacts,
+    Source,
 )
 from lincls.bounds.deficit import augmented_geometry
 
@@ -209,6 +211,11 @@ REGISTRY.append(
         lambda facts: _value(facts, plus=False),
         best=best_projectron,
         sequence=True,
+        source=Source(
+            DERIVED,
+            "the exact root of the inequality in the proof of Orabona, Keshet & Caputo 2009 "
+            "(JMLR 10) Thm 3, for η on δ² and R' in place of k(x, x) ≤ 1; proof in the docstring",
+        ),
     )
 )
 REGISTRY.append(
@@ -218,5 +225,10 @@ REGISTRY.append(
         lambda facts: _value(facts, plus=True),
         family=A_POSTERIORI,
         sequence=True,
+        source=Source(
+            DERIVED,
+            "lincls's own, for DOGMA's margin step (ℓ > δ²/η), which Orabona, Keshet & Caputo "
+            "2009 Thm 4 (ℓ ≥ ‖δ‖/η) does not cover; proof in the docstring",
+        ),
     )
 )

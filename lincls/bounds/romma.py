@@ -17,7 +17,7 @@ best comparator is the hard-margin SVM through the origin of those x' (``_best.s
 from __future__ import annotations
 
 from lincls.bounds import _best
-from lincls.bounds._registry import REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import DERIVED, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
 from lincls.bounds.perceptron import novikoff, novikoff_bias
 
 
@@ -70,4 +70,16 @@ def best_romma(facts: RunFacts) -> BoundValue | str:
     return BoundValue(romma_bound(found.radius, found.margin), _best.details(found))
 
 
-REGISTRY.append(BoundSpec("romma", _applies, _value, best=best_romma))
+REGISTRY.append(
+    BoundSpec(
+        "romma",
+        _applies,
+        _value,
+        best=best_romma,
+        source=Source(
+            DERIVED,
+            "proved in the module docstring; Li & Long 2002 (Machine Learning 46) state the "
+            "perceptron's bound for ROMMA (only the abstract was read)",
+        ),
+    )
+)

@@ -1,8 +1,10 @@
 """The second-order perceptron's mistake bound, computed after the run (a posteriori).
 
 Cesa-Bianchi, Conconi & Gentile, "A Second-Order Perceptron Algorithm", SIAM J. Comput. 34(3)
-(2005), Theorem 1: the full-matrix second-order perceptron with parameter a > 0, from v = 0, run
-on any sequence, makes M mistakes with, for every comparator u and every γ > 0,
+(2005), Theorem 1 (its form as quoted: the paper's statement was not read; the sketch below is
+lincls's proof, registry status "derived"): the full-matrix second-order perceptron with
+parameter a > 0, from v = 0, run on any sequence, makes M mistakes with, for every comparator u
+and every γ > 0,
 
     M ≤ D_γ(u)/γ + (1/γ)·√((a‖u‖² + uᵀX_M X_Mᵀu) · Σ_i ln(1 + λ_i/a)),
 
@@ -10,7 +12,7 @@ where X_M holds the instances of the M mistake rounds as columns (one column per
 example missed twice twice), λ_i are the eigenvalues of X_M X_Mᵀ (so Σ_i ln(1 + λ_i/a) =
 ln det(I + X_M X_Mᵀ/a)) and D_γ(u) = Σ_{t∈M} max(0, γ − y_t u·x_t) sums over the mistake
 rounds. The form implemented is this one (the proof needs only the mistake rounds: Mγ − D_γ(u)
-≤ u·v ≤ √(uᵀA_M u · vᵀA_M⁻¹v) and vᵀA_M⁻¹v ≤ ln det(A_M)/aⁿ, A_M = aI + X_M X_Mᵀ; summing D over
+≤ u·v ≤ √(uᵀA_M u · vᵀA_M⁻¹v) and vᵀA_M⁻¹v ≤ ln(det(A_M)/aⁿ), A_M = aI + X_M X_Mᵀ; summing D over
 every round, as the paper may also state it, only makes it larger).
 
 It reads the run's own mistakes, so it is in the a posteriori family, and its infimum over
@@ -31,7 +33,15 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from lincls.bounds._registry import A_POSTERIORI, REGISTRY, BoundSpec, BoundValue, RunFacts
+from lincls.bounds._registry import (
+    A_POSTERIORI,
+    DERIVED,
+    REGISTRY,
+    BoundSpec,
+    BoundValue,
+    RunFacts,
+    Source,
+)
 from lincls.bounds.deficit import augmented_geometry, freund_schapire_grid
 
 
@@ -117,4 +127,17 @@ def _value(facts: RunFacts) -> BoundValue:
     return BoundValue(value, {"gamma": gamma, "deficit": deficit, "log_det": log_det})
 
 
-REGISTRY.append(BoundSpec("second_order", _applies, _value, family=A_POSTERIORI, sequence=True))
+REGISTRY.append(
+    BoundSpec(
+        "second_order",
+        _applies,
+        _value,
+        family=A_POSTERIORI,
+        sequence=True,
+        source=Source(
+            DERIVED,
+            "proof sketched in its docstring, in the form of Cesa-Bianchi, Conconi & Gentile 2005 "
+            "(SICOMP 34) Thm 1, whose statement was not read",
+        ),
+    )
+)

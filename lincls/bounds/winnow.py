@@ -38,7 +38,7 @@ import math
 
 import numpy as np
 
-from lincls.bounds._registry import REGISTRY, BoundSpec, RunFacts
+from lincls.bounds._registry import DERIVED, REGISTRY, BoundSpec, RunFacts, Source
 from lincls.geometry import Certificate
 
 
@@ -136,7 +136,25 @@ def _value(bound):
 
 REGISTRY.extend(
     [
-        BoundSpec("winnow2", _applies("winnow2"), _value(winnow2_bound)),
-        BoundSpec("winnow1", _applies("winnow1"), _value(winnow1_bound)),
+        BoundSpec(
+            "winnow2",
+            _applies("winnow2"),
+            _value(winnow2_bound),
+            source=Source(
+                DERIVED,
+                "proved in the docstrings by the counts of Littlestone 1988's proof of Thm 8; "
+                "Blum 1998 states the α = 2, θ = n case",
+            ),
+        ),
+        BoundSpec(
+            "winnow1",
+            _applies("winnow1"),
+            _value(winnow1_bound),
+            source=Source(
+                DERIVED,
+                "Littlestone 1988 (Machine Learning 2) Thm 8's form, proved by its counts in the "
+                "docstrings; the paper's statement is not recorded as read",
+            ),
+        ),
     ]
 )
