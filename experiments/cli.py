@@ -2,6 +2,7 @@
 
     lincls run learner.bias=none dataset.margin=0.05          # one run
     lincls run -m experiment=bound_verification               # a study
+    lincls run --store runs.db learner=winnow                 # a run in another store
     lincls report bound_verification                          # its report, also on the parent run
     lincls ui --port 5001                                     # the MLflow UI over the local store
 
@@ -14,13 +15,14 @@ import argparse
 import os
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+from lincls.experiments.arguments import run_help, store_uri, wants_help, with_store
 
 from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.paths import sqlite_path
 
-USAGE = "usage: lincls {run,report,ui} [arguments] | --version  (lincls <command> --help: each)"
 UI_WORKERS = 2  # so one slow page does not hold up the others
 UI_APP = "lincls.experiments.ui_app:create_app()"
 ARTIFACTS_URI = "mlflow-artifacts:/"  # MLflow's server's default root when it serves artifacts
@@ -66,11 +68,17 @@ def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
     the machine's cores) after its CLI's own import, twice the start-up and the memory.
     """
     parser = argparse.ArgumentParser(prog="lincls ui", description="The MLflow UI over a store.")
-    parser.add_argument("--store", help="the tracking store (default: the one runs log to)")
+    parser.add_argument(
+        "--store",
+        metavar="URI",
+        help="the MLflow store: a tracking URI or a path to a SQLite .db file (default: the "
+        "one runs log to: $MLFLOW_TRACKING_URI, else $LINCLS_HOME/mlflow.db, else "
+        "./results/mlflow.db)",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5000)
     args = parser.parse_args(argv)
-    uri = tracking.resolve_tracking_uri(args.store)
+    uri = tracking.resolve_tracking_uri(args.store and store_uri(args.store))
     host = f"[{args.host}]" if ":" in args.host else args.host
     command = [
         sys.executable, "-m", "gunicorn", "--preload", "--workers", str(UI_WORKERS),
@@ -78,6 +86,71 @@ def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
         "--timeout", "0", "--config", "python:lincls.experiments.ui_server", UI_APP,
     ]  # fmt: skip
     return command, ui_environment(uri, tracking.artifact_root(uri)), uri
+
+
+def run_main(argv: list[str]) -> int:
+    """``lincls run …``: its help without Hydra, ``--store`` as ``tracking.uri``, then Hydra."""
+    if wants_help(argv):
+        print(run_help())
+        return 0
+    try:
+        argv = with_store(argv)
+    except LinclsInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from lincls.experiments import run
+
+    sys.argv = ["lincls run", *argv]
+    run.cli()
+    return 0
+
+
+def report_main(argv: list[str]) -> int:
+    """``lincls report …``."""
+    from lincls.experiments import report
+
+    return report.main(argv, prog="lincls report")
+
+
+def ui_main(argv: list[str]) -> int:
+    """``lincls ui …``: check the store, print its address, become the server (``exec``)."""
+    try:
+        args, env, store = ui_command(argv)
+    except LinclsInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    bind = args[args.index("--bind") + 1]
+    db = sqlite_path(store)
+    if db is not None and not db.is_file():  # the UI shows a store runs made: it makes none
+        print(f"error: --store: no MLflow store at {store} (run a sweep first)", file=sys.stderr)
+        return 2
+    try:  # a store lincls must not open is one line
+        _, experiment_id = tracking.open_experiment(store)
+    except LinclsInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except tracking.StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    page = tracking.ui_path(experiment_id)
+    print(f"lincls: the runs as lincls reads them: http://{bind}/{page}", flush=True)
+    os.environ.update(env)
+    sys.stdout.flush()
+    os.execv(sys.executable, args)  # the server in this process: its signals reach it
+
+
+# name → handler of its arguments (exit code); a new command is one entry here
+COMMANDS: dict[str, Callable[[list[str]], int]] = {
+    "run": run_main,
+    "report": report_main,
+    "ui": ui_main,
+}
+
+
+def usage() -> str:
+    """The one-line usage of ``lincls``."""
+    names = ",".join(COMMANDS)
+    return f"usage: lincls {{{names}}} [arguments] | --version  (lincls <command> --help: each)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,43 +162,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lincls {__version__}")
         return 0
     if not argv or argv[0] in ("-h", "--help"):
-        print(USAGE + "\n\n" + (__doc__ or "").split("\n\n")[1])
+        print(usage() + "\n\n" + (__doc__ or "").split("\n\n")[1])
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
-    if command == "run":
-        from lincls.experiments import run
-
-        sys.argv = ["lincls run", *rest]
-        run.cli()
-        return 0
-    if command == "report":
-        from lincls.experiments import report
-
-        return report.main(rest)
-    if command == "ui":
-        args, env, store = ui_command(rest)
-        bind = args[args.index("--bind") + 1]
-        db = sqlite_path(store)
-        if db is not None and not db.is_file():  # the UI shows a store runs made: it makes none
-            print(
-                f"error: --store: no MLflow store at {store} (run a sweep first)", file=sys.stderr
-            )
-            return 2
-        try:  # a store lincls must not open is one line
-            _, experiment_id = tracking.open_experiment(store)
-        except LinclsInputError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        except tracking.StoreError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 1
-        page = tracking.ui_path(experiment_id)
-        print(f"lincls: the runs as lincls reads them: http://{bind}/{page}", flush=True)
-        os.environ.update(env)
-        sys.stdout.flush()
-        os.execv(sys.executable, args)  # the server in this process: its signals reach it
-    print(f"error: command: must be one of run, report, ui, got {command!r}", file=sys.stderr)
-    return 2
+    handler = COMMANDS.get(command)
+    if handler is None:
+        print(f"error: command: must be one of {', '.join(COMMANDS)}, got {command!r}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    return handler(rest)
 
 
 if __name__ == "__main__":

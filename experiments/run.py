@@ -16,13 +16,15 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
+from lincls.experiments.arguments import GROUPS, group_options, run_help, wants_help, with_store
 from omegaconf import DictConfig, OmegaConf
 
+from lincls import tracking
 from lincls.composition import check_group_choices, input_error
 from lincls.config import register_configs
 from lincls.config_checks import check_booleans, parse_overrides
@@ -31,6 +33,7 @@ from lincls.orders import canonical_orders
 from lincls.runner import execute
 from lincls.sweeps import current_sweep, run_job
 from lincls.tracking.store import StoreError
+from lincls.tracking.tags import run_name_of
 
 register_configs()
 # The configs are the package lincls.conf (conf/ of the checkout); listed from disk for studies.
@@ -70,14 +73,31 @@ def main(cfg: DictConfig) -> float | dict | None:
         if hasattr(exc, "lincls_run_id"):  # the run exists (FAILED): its directory stays
             sys.exit(code)
         raise Refused(code) from None
+    print(run_line(config, outcome))
+    return outcome.metrics.get("mistakes")
+
+
+def run_line(config: dict, outcome: Any) -> str:
+    """One run's console line: its numbers, the tightest ratio (mistakes / bound), its name and
+    the address of its page in the UI ``lincls ui`` serves (with ``--store`` off the default)::
+
+        run <id>: mistakes=14, bound.tightest=48.522, …, ratio=0.2885; name 's0 perceptron…';
+        see: lincls ui, then http://127.0.0.1:5000/#/experiments/1/runs/<id>
+    """
     metrics = outcome.metrics
-    summary = ", ".join(
-        f"{k}={metrics[k]:g}"
-        for k in ("mistakes", "bound.tightest", "train_accuracy", "test_accuracy")
-        if k in metrics
-    )
-    print(f"run {outcome.run_id}: {summary}")
-    return metrics.get("mistakes")
+    shown = ("mistakes", "bound.tightest", "train_accuracy", "test_accuracy")
+    summary = ", ".join(f"{k}={metrics[k]:g}" for k in shown if k in metrics)
+    if metrics.get("bound_ratio.tightest") is not None:
+        summary += f", ratio={metrics['bound_ratio.tightest']:.4g}"
+    settings = config.get("tracking") or {}
+    uri = tracking.resolve_tracking_uri(settings.get("uri"))
+    _, experiment_id = tracking.open_experiment(
+        uri, settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
+    )  # opened by the run: this process's cached client
+    ui = "lincls ui" if uri == tracking.default_tracking_uri() else f"lincls ui --store {uri}"
+    page = f"http://127.0.0.1:5000/#/experiments/{experiment_id}/runs/{outcome.run_id}"
+    name = run_name_of(config, outcome.tags)
+    return f"run {outcome.run_id}: {summary}; name {name!r}; see: {ui}, then {page}"
 
 
 def refuse(error: LinclsInputError) -> None:
@@ -87,9 +107,10 @@ def refuse(error: LinclsInputError) -> None:
 
 
 def check_arguments(argv: Sequence[str]) -> None:
-    """Refuse, before Hydra composes anything, overrides it cannot parse and an experiment that
+    """Refuse, before Hydra composes anything, overrides it cannot parse, an experiment that
     does not exist (Hydra skips a missing option of the ``optional`` experiment group and would
-    run the default config). Arguments Hydra's own parser refuses are left to it."""
+    run the default config) and a schema chosen as a group's option. Arguments Hydra's own
+    parser refuses are left to it."""
     from hydra._internal.utils import get_args_parser
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -104,12 +125,11 @@ def check_arguments(argv: Sequence[str]) -> None:
         if error is None:
             raise
         refuse(error)
-    folders = [CONF / "experiment"]
-    if args.config_dir:
-        folders.append(Path(args.config_dir) / "experiment")
-    experiments = sorted({p.stem for f in folders if f.is_dir() for p in f.glob("*.yaml")})
-    try:
-        check_group_choices(overrides, "experiment", experiments)
+    folders = [Path(args.config_dir)] if args.config_dir else []
+    try:  # the groups' YAML options; a schema (``learner=perceptron_schema``) is none of them
+        for group in ("experiment", *GROUPS):
+            check_group_choices(overrides, group, group_options(group, folders))
+        check_group_choices(overrides, "tracking", [])  # its keys are set, it has no options
     except LinclsInputError as exc:
         refuse(exc)
 
@@ -239,6 +259,14 @@ def remove_outputs(directory: Path, made: Sequence[Path], subdir: str | None) ->
 def cli() -> None:
     """``lincls run`` (``python -m lincls.experiments.run``): Hydra's app, bad input one line; the
     process ends when the app returns (``end_process``)."""
+    program = sys.argv[0] if sys.argv[0] == "lincls run" else "python -m lincls.experiments.run"
+    if wants_help(sys.argv[1:]):  # lincls's help, not Hydra's
+        print(run_help(program))
+        end_process(0)
+    try:
+        sys.argv[1:] = with_store(sys.argv[1:])
+    except LinclsInputError as exc:
+        refuse(exc)
     try:
         check_arguments(sys.argv[1:])
         with one_line_errors(), mode_known(single_run(sys.argv[1:])), no_litter():

@@ -5,6 +5,12 @@ gunicorn's uvicorn workers do not watch their arbiter: killed outright (SIGKILL,
 kill), it would leave its two workers serving on with no one to stop them. Each worker asks the
 kernel for SIGTERM when its parent dies (Linux's ``PR_SET_PDEATHSIG``), which stops it as
 gunicorn stops it.
+
+On SIGINT (Ctrl-C, or a notebook's ``Popen.send_signal``) the arbiter asks its workers for a quick
+stop with SIGQUIT, which uvicorn's worker only notes in a flag its server never reads: the arbiter
+waited out its 30 s ``graceful_timeout`` and then killed them ("Worker … was sent SIGKILL!
+Perhaps out of memory?"). Each worker now ends at once on SIGQUIT (``post_worker_init``); SIGTERM
+stays uvicorn's graceful stop, which ends a request in flight first.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import ctypes
 import ctypes.util
 import os
 import signal
-from typing import Any
+from typing import Any, NoReturn
 
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
 
@@ -27,3 +33,17 @@ def post_fork(server: Any, worker: Any) -> None:
         return
     if os.getppid() != worker.ppid:  # the arbiter died before the request took effect
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def post_worker_init(worker: Any) -> None:
+    """gunicorn's hook in a worker about to serve: SIGQUIT (the arbiter's quick stop) ends it now.
+
+    uvicorn's worker hands SIGQUIT to ``worker.handle_exit``, looked up when its loop starts, after
+    this hook: an attribute of the instance wins over its class's method.
+    """
+    worker.handle_exit = _exit_now
+
+
+def _exit_now(*_: Any) -> NoReturn:
+    # a quick stop serves nothing more; the UI only reads the store, there is nothing to flush
+    os._exit(0)

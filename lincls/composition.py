@@ -9,7 +9,9 @@ Hydra prints a wrong type, an unknown key or an unknown config group option as a
     learner=nosuch      → learner: must be one of adaline, alma, …, got 'nosuch'
 
 ``check_group_choices`` refuses an unknown option of an ``optional`` group (``experiment``),
-which Hydra skips without a word.
+which Hydra skips without a word, and a schema chosen as an option (``learner=perceptron_schema``:
+Hydra would compose it, its defaults unfilled); ``check_no_schema`` does the latter for a sweep's
+expanded jobs.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import dataclasses
 import re
 import types
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from lincls.errors import LinclsInputError
@@ -27,6 +29,7 @@ from lincls.errors import LinclsInputError
 _KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 # OmegaConf's message of a value its node cannot hold: "Value 'x' of type 'str' could not be …"
 _NOT_CONVERTED = re.compile(r"^Value '(?P<value>.*)' (of type|is not a valid)")
+SCHEMA_SUFFIX = "_schema"  # a structured config behind a YAML option (``config.register_configs``)
 _AMBIGUOUS = re.compile(r"^Ambiguous value for argument '(?P<key>[^=']+)=(?P<value>[^']*)'")
 
 
@@ -79,10 +82,15 @@ def _missing_config(exc: Any) -> LinclsInputError:
     group, _, name = missing.rpartition("/")
     if not group or exc.options is None:
         return LinclsInputError("config", _first_line(str(exc)))
-    options = [o for o in exc.options if not o.endswith("_schema")]  # the schemas behind YAMLs
-    return LinclsInputError(
-        group.replace("/", "."), f"must be one of {', '.join(options)}, got {name!r}"
-    )
+    options = [o for o in exc.options if not o.endswith(SCHEMA_SUFFIX)]  # behind the YAMLs
+    return LinclsInputError(group.replace("/", "."), _not_an_option(group, options, name))
+
+
+def _not_an_option(group: str, options: Sequence[str], value: str) -> str:
+    """What a group allows, said of ``value``: its options, or that it has none to choose."""
+    if not options:
+        return f"has no options to choose, got {value!r}; set its keys instead ({group}.<key>=…)"
+    return f"must be one of {', '.join(options)}, got {value!r}"
 
 
 def _field_type(schema: Any, key: str) -> Any:
@@ -163,6 +171,17 @@ def check_group_choices(overrides: Iterable[Any], group: str, options: Sequence[
             continue
         for value in values:
             if value is not None and str(value) not in options:
-                raise LinclsInputError(
-                    group, f"must be one of {', '.join(options)}, got {str(value)!r}"
-                )
+                raise LinclsInputError(group, _not_an_option(group, options, str(value)))
+
+
+def check_no_schema(jobs: Iterable[Sequence[str]], options: Callable[[str], Sequence[str]]) -> None:
+    """Refuse a ``group=<name>_schema`` choice in any job's override lines: Hydra's ConfigStore
+    holds each option's schema under that name, composable but not an option (its defaults
+    unfilled). ``options(group)`` lists what the group allows; ``_schema`` names are dropped."""
+    for job in jobs:
+        for item in job:
+            key, _, value = item.partition("=")
+            group = key.lstrip("+~")
+            if value.endswith(SCHEMA_SUFFIX) and "." not in group and "@" not in group:
+                allowed = [o for o in options(group) if not o.endswith(SCHEMA_SUFFIX)]
+                raise LinclsInputError(group, _not_an_option(group, allowed, value))

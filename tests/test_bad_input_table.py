@@ -159,9 +159,9 @@ def test_the_reports_out_and_store_are_one_line_each(one_run_store, tmp_path):
          f"{text} is a file, not a directory"),
         (["adhoc", "--tracking-uri", one_run_store, "--out", "/proc/x"], "--out",
          "cannot make /proc/x (No such file or directory)"),
-        (["--tracking-uri", f"sqlite:///{text}", "adhoc"], "tracking-uri",
+        (["--tracking-uri", f"sqlite:///{text}", "adhoc"], "--store",
          f"{text} is not a SQLite database, so not an MLflow store"),
-        (["--tracking-uri", f"sqlite:///{tmp_path / 'none' / 'm.db'}", "adhoc"], "tracking-uri",
+        (["--tracking-uri", f"sqlite:///{tmp_path / 'none' / 'm.db'}", "adhoc"], "--store",
          f"no MLflow store at sqlite:///{tmp_path / 'none' / 'm.db'} (run a sweep first)"),
     ]  # fmt: skip
     for arguments, field, says in cases:

@@ -212,19 +212,24 @@ def safe_name(study: str) -> str:
     return _SAFE_NAME.sub("_", study).strip("._") or "study"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line; returns the exit code (2 on bad input)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m lincls.experiments.report", description=__doc__.split("\n\n")[0]
-    )
+def main(
+    argv: Sequence[str] | None = None, prog: str = "python -m lincls.experiments.report"
+) -> int:
+    """The command line (``prog`` in its usage); returns the exit code (2 on bad input)."""
+    from lincls.experiments.arguments import store_uri
+
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "target", nargs="?", help="a study name or a sweep's parent run id (default: latest sweep)"
     )
     parser.add_argument(
-        "--tracking-uri",
-        help="the MLflow store (default: $MLFLOW_TRACKING_URI, else $LINCLS_HOME/mlflow.db, "
-        "else results/mlflow.db here)",
+        "--store",
+        metavar="URI",
+        help="the MLflow store: a tracking URI or a path to a SQLite .db file (default: "
+        "$MLFLOW_TRACKING_URI, else $LINCLS_HOME/mlflow.db, else results/mlflow.db here)",
     )
+    # the option's former name, still read
+    parser.add_argument("--tracking-uri", dest="store", help=argparse.SUPPRESS)
     parser.add_argument("--experiment", default=tracking.DEFAULT_EXPERIMENT)
     parser.add_argument(
         "--out",
@@ -232,9 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="where the files go (default: <home>/<study>/, home as for the store)",
     )
     args = parser.parse_args(argv)
-    uri = tracking.resolve_tracking_uri(args.tracking_uri)
     try:
-        check_store_file(uri, "tracking-uri")  # one line, and never an empty store made
+        uri = tracking.resolve_tracking_uri(args.store and store_uri(args.store))
+    except LinclsInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        check_store_file(uri, "--store")  # one line, and never an empty store made
         client, experiment_id = open_store(uri, args.experiment)
         selection = select_runs(client, experiment_id, args.target)
         out_dir = args.out or tracking.home() / safe_name(selection.study)
@@ -257,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not _mlflow_error(exc):
             raise
-        print(f"error: tracking-uri: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"error: --store: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     logged = ""
     if selection.parents and selection.parents[0] not in selection.running:
