@@ -19,7 +19,8 @@ from lincls.errors import LinclsInputError
 from lincls.paths import sqlite_path
 from lincls.tracking.store import DEFAULT_RETRY_SECONDS, StoreError, one_line
 
-SQLITE_HEADER = b"SQLite format 3\x00"
+# A SQLite database is at least one page, and a page at least 512 bytes.
+MIN_SQLITE_BYTES = 512
 # Database servers MLflow keeps its store in (a SQLite file is checked without a server).
 SERVER_SCHEMES = ("postgresql", "mysql", "mssql")
 # Per driver family: how a connection attempt is given a time limit (in whole seconds).
@@ -37,15 +38,11 @@ def check_store(uri: str, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
     """
     db = sqlite_path(uri)
     if db is not None:
-        if not db.is_file() or db.stat().st_size == 0:
+        size = db.stat().st_size if db.is_file() else 0
+        if size == 0:
             return  # a new store (check_uri refused a directory)
-        with open(db, "rb") as handle:
-            if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
-                raise LinclsInputError(
-                    "tracking.uri",
-                    f"{db} is not a SQLite database; refused (lincls writes an MLflow store or "
-                    "a new file): give another file",
-                )
+        if size < MIN_SQLITE_BYTES:  # SQLite reads a 1-byte file as an empty database
+            raise _not_sqlite(db)
         _judge(uri, str(db), *_sqlite_contents(db))
         return
     scheme = uri.partition(":")[0].partition("+")[0].lower()
@@ -61,8 +58,21 @@ def read_only(db: Any) -> Any:
     return sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
 
 
+def _not_sqlite(db: Any) -> LinclsInputError:
+    return LinclsInputError(
+        "tracking.uri",
+        f"{db} is not a SQLite database; refused (lincls writes an MLflow store or a new file): "
+        "give another file",
+    )
+
+
 def _sqlite_contents(db: Any) -> tuple[set[str], str | None]:
-    """(table names, alembic revision) of a SQLite file, read through a read-only connection."""
+    """(table names, alembic revision) of a SQLite file, read through a read-only connection.
+
+    Only through SQLite: opening and closing the file any other way (reading its header) drops
+    every POSIX lock this process's SQLite connections hold on it, and another process, seeing
+    no reader left, then checkpoints and deletes the WAL those connections still map ("database
+    disk image is malformed" in this process from then on)."""
     import sqlite3
 
     try:
@@ -77,6 +87,8 @@ def _sqlite_contents(db: Any) -> tuple[set[str], str | None]:
         finally:
             connection.close()
     except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_NOTADB":
+            raise _not_sqlite(db) from None
         raise LinclsInputError(
             "tracking.uri", f"{db} cannot be read as a SQLite database ({exc}); refused"
         ) from None
