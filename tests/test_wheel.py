@@ -1,0 +1,341 @@
+"""lincls installs anywhere: pyproject's package list holds every package folder of the checkout and
+its data, and the wheel built from the checkout, installed in a fresh venv beside the run lock's
+pinned dependencies, runs a sweep, a report and one run in any directory, importing nothing from
+the checkout."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, runs_of
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
+PACKAGES: list[str] = SETUPTOOLS["packages"]
+PACKAGE_DIR: dict[str, str] = SETUPTOOLS.get("package-dir", {})
+PACKAGE_DATA: dict[str, list[str]] = SETUPTOOLS.get("package-data", {})
+VERSION = PYPROJECT["project"]["version"]
+# the checkout's folders that hold code, and the packages they are installed as
+SOURCE_ROOTS = {
+    "lincls": "lincls",
+    "experiments": "lincls.experiments",
+    "hydra_plugins": "hydra_plugins",
+}
+UV = ROOT / ".venv" / "tools" / "bin" / "uv"
+# what the build reads besides the package folders (the readme and license pyproject names)
+BUILD_FILES = ["pyproject.toml", "README.md", "LICENSE"]
+NOT_SHIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+STUDY = "wheel"
+SWEEP = ["learner.lr=0.5,1", "seed=0,1", "dataset.n=100", "dataset.n_test=100"]
+FAST = ["certificates.svm=false", f"study={STUDY}"]  # no SVM solve: the run is the point, not it
+# the perceptron started at zero makes the same mistakes at any lr (w scales with it); these are
+# the counts of dataset.n=100 at seeds 0 and 1
+MISTAKES = {"0": 20, "1": 28}
+
+
+def folder_of(package: str) -> Path:
+    """The checkout's folder of a dotted package, as setuptools maps it (package-dir, else the
+    dotted path)."""
+    parts = package.split(".")
+    for cut in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:cut])
+        if prefix in PACKAGE_DIR:
+            return ROOT / PACKAGE_DIR[prefix] / Path(*parts[cut:])
+    return ROOT / Path(*parts)
+
+
+def package_of(folder: Path) -> str:
+    """The dotted package a folder of a source root is installed as."""
+    top, *rest = folder.relative_to(ROOT).parts
+    return ".".join((SOURCE_ROOTS[top], *rest))
+
+
+def code_folders() -> list[Path]:
+    """Every folder of the source roots holding Python files (an ``__init__.py`` or modules)."""
+    folders = {p.parent for top in SOURCE_ROOTS for p in (ROOT / top).rglob("*.py")}
+    return sorted(f for f in folders if "__pycache__" not in f.parts)
+
+
+def test_every_code_folder_is_a_listed_package():
+    missing = [f"{package_of(f)} ({f.relative_to(ROOT)})" for f in code_folders()]
+    missing = [m for m in missing if m.split()[0] not in PACKAGES]
+    assert not missing, f"add to [tool.setuptools] packages in pyproject.toml: {missing}"
+    assert len(code_folders()) >= 10  # the walk found the subpackages, not only the roots
+
+
+def test_every_listed_package_has_its_folder():
+    for package in PACKAGES:
+        folder = folder_of(package)
+        assert folder.is_dir(), (package, folder)
+        # Hydra's plugin folder is a namespace shared with other plugins: no __init__.py of ours
+        assert (folder / "__init__.py").is_file() == (package != "hydra_plugins"), package
+    assert folder_of("lincls.experiments.report") == ROOT / "experiments" / "report"
+    assert folder_of("lincls.conf") == ROOT / "conf"
+
+
+def data_files(package: str) -> set[str]:
+    """The files beside a package's modules that must ship with it (not Python, not a
+    subpackage's, not hidden), relative to its folder."""
+    folder = folder_of(package)
+    found = set()
+    for path in folder.rglob("*"):
+        rel = path.relative_to(folder)
+        if not path.is_file() or path.suffix in (".py", ".pyc") or "__pycache__" in rel.parts:
+            continue
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if any(
+            (parent / "__init__.py").is_file()
+            for parent in path.parents
+            if folder in parent.parents
+        ):
+            continue  # inside a subpackage: its own entry covers it
+        found.add(rel.as_posix())
+    return found
+
+
+def matched(package: str) -> set[str]:
+    """The files of a package's folder its package-data globs select (setuptools globs them the
+    same way: ``*`` stops at ``/``)."""
+    folder = folder_of(package)
+    patterns = PACKAGE_DATA.get(package, []) + PACKAGE_DATA.get("", []) + PACKAGE_DATA.get("*", [])
+    return {
+        Path(hit).as_posix()
+        for pattern in patterns
+        for hit in glob.glob(pattern, root_dir=folder, recursive=True)
+        if (folder / hit).is_file()
+    }
+
+
+def test_every_config_yaml_and_data_file_is_package_data():
+    yamls = {p.relative_to(ROOT / "conf").as_posix() for p in (ROOT / "conf").rglob("*.yaml")}
+    assert {"config.yaml", "learner/perceptron.yaml", "dataset/separable.yaml"} <= yamls
+    assert not yamls - matched("lincls.conf"), "add a glob to package-data lincls.conf"
+    for package in PACKAGES:
+        unmatched = data_files(package) - matched(package)
+        assert not unmatched, f"{package}: not in its package-data globs: {sorted(unmatched)}"
+    assert "playtennis.csv" in matched("lincls.data")
+
+
+# --- the wheel, built from the checkout and installed away from it (slow) ---
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without what could point a command at the checkout or at
+    another store: PYTHONPATH, an active venv, MLflow's and lincls's store variables."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "LINCLS_HOME"}
+    # bytecode cached in the throwaway venv spares each command compiling MLflow's imports anew
+    drop |= {"PYTHONDONTWRITEBYTECODE", "MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI"}
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, **extra}
+
+
+def check(command: list, cwd: Path, env: dict | None = None, timeout: float = 300) -> str:
+    """Run ``command``; fail with its stderr's and stdout's tails unless it exits 0. Returns its
+    stdout and stderr together."""
+    done = subprocess.run(
+        [str(c) for c in command], cwd=cwd, env=env or clean_env(), capture_output=True,
+        text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    tail = "\n".join(done.stderr.splitlines()[-40:])
+    out = "\n".join(done.stdout.splitlines()[-15:])
+    assert done.returncode == 0, (
+        f"exit {done.returncode}: {' '.join(map(str, command))}\n"
+        f"--- stderr (tail) ---\n{tail}\n--- stdout (tail) ---\n{out}"
+    )
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel built by uv (setuptools from the registry) from a copy of the checkout's build
+    inputs, so the build's build/ and egg-info land in a temporary directory, not the checkout."""
+    if not UV.is_file():
+        pytest.skip(f"needs uv at {UV.relative_to(ROOT)} (make setup)")
+    src = tmp_path_factory.mktemp("src")
+    for name in BUILD_FILES:
+        shutil.copy2(ROOT / name, src / name)
+    for top in {*SOURCE_ROOTS, "conf"}:
+        shutil.copytree(ROOT / top, src / top, ignore=NOT_SHIPPED)
+    out = tmp_path_factory.mktemp("dist")
+    build = [UV, "build", "--quiet", "--wheel", "--out-dir", out, "--python", sys.executable]
+    check([*build, src], cwd=src, timeout=600)
+    (found,) = out.glob("lincls-*.whl")
+    return found
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A fresh venv holding the run lock's pinned dependencies and the wheel; its bin/."""
+    root = tmp_path_factory.mktemp("venv") / "venv"
+    check([UV, "venv", "--quiet", "--python", sys.executable, root], cwd=root.parent)
+    python = root / "bin" / "python"
+    install = [UV, "pip", "install", "--quiet", "--python", python]
+    check(
+        [*install, "--require-hashes", "-r", ROOT / "requirements" / "run.lock"],
+        cwd=root.parent,
+        timeout=900,
+    )
+    check([*install, "--no-deps", wheel], cwd=root.parent)
+    return root / "bin"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
+def test_the_wheel_holds_the_packages_configs_and_license(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    dist_info = f"lincls-{VERSION}.dist-info"
+    assert wheel.name == f"lincls-{VERSION}-py3-none-any.whl"
+    assert {n.split("/")[0] for n in names} == {"lincls", "hydra_plugins", dist_info}, names
+    for must in [
+        "lincls/conf/config.yaml",
+        "lincls/conf/learner/perceptron.yaml",
+        "lincls/conf/dataset/separable.yaml",
+        "lincls/conf/experiment/bound_verification.yaml",
+        "lincls/experiments/run.py",
+        "lincls/experiments/cli.py",
+        "lincls/experiments/report/__main__.py",
+        "hydra_plugins/lincls_sweeps/sweeper.py",
+        "hydra_plugins/lincls_sweeps/launcher.py",
+        "lincls/data/playtennis.csv",
+        f"{dist_info}/licenses/LICENSE",
+    ]:
+        assert must in names, must
+    assert "hydra_plugins/__init__.py" not in names  # would hide other plugins' namespace
+    # every module and config of the checkout, where the installed package has it
+    expected = {
+        f"lincls/conf/{p.relative_to(ROOT / 'conf').as_posix()}"
+        for p in (ROOT / "conf").rglob("*.yaml")
+    }
+    for folder in code_folders():
+        base = package_of(folder).replace(".", "/")
+        expected |= {f"{base}/{p.name}" for p in folder.glob("*.py")}
+    assert not expected - names, sorted(expected - names)
+    with zipfile.ZipFile(wheel) as archive:
+        license_text = archive.read(f"{dist_info}/licenses/LICENSE").decode()
+        metadata = archive.read(f"{dist_info}/METADATA").decode()
+        entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
+    assert license_text == (ROOT / "LICENSE").read_text()
+    assert "License-Expression: MIT" in metadata.splitlines()
+    assert "lincls = lincls.experiments.cli:main" in entry_points.splitlines()
+
+
+def study_runs(store: Path) -> dict[tuple[str, str], float]:
+    """(lr, seed) → mistakes of the study's runs in a SQLite store (not the sweep's parent run,
+    which has no mistakes)."""
+    runs = [r for r in runs_of(f"sqlite:///{store}") if r.data.tags.get("lincls.study") == STUDY]
+    return {
+        (r.data.params["learner.lr"], r.data.params["seed"]): r.data.metrics["mistakes"]
+        for r in runs
+        if "mistakes" in r.data.metrics
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
+def test_installed_lincls_sweeps_and_reports_where_it_runs(venv, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    lincls = venv / "lincls"
+    assert check([lincls, "--version"], cwd=work).strip() == f"lincls {VERSION}"
+
+    out = check([lincls, "run", "-m", *SWEEP, *FAST], cwd=work)
+    store = work / "results" / "mlflow.db"
+    # the lincls sweeper ran (Hydra found the installed plugin) and logged to this directory
+    assert f"[lincls] sweep {STUDY}: 4 jobs: 4 finished, 0 failed" in out, out
+    assert f"store sqlite:///{store}" in out, out
+    assert str(ROOT) not in out
+    assert study_runs(store) == {
+        (lr, seed): float(MISTAKES[seed]) for lr in ("0.5", "1.0") for seed in ("0", "1")
+    }
+
+    out = check([lincls, "report", STUDY], cwd=work)
+    report = work / "results" / STUDY / "report.md"
+    assert f"report: {report} (4 runs of study '{STUDY}'" in out, out
+    text = report.read_text()
+    assert text.startswith(f"# Study `{STUDY}`") and "- Runs: 4 FINISHED" in text, text[:500]
+    assert (work / "results" / STUDY / "runs.csv").read_text().count("\n") == 5  # header + 4
+
+    # with LINCLS_HOME the store and its certificates go there, nothing into the working directory
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    one = ["learner.lr=0.5", "seed=1", *SWEEP[2:], *FAST]
+    out = check([lincls, "run", *one], cwd=elsewhere, env=clean_env(LINCLS_HOME=str(home)))
+    assert re.search(r"mistakes=(\d+),", out).group(1) == str(MISTAKES["1"]), out
+    assert (home / "mlflow.db").is_file() and (home / "certificates").is_dir()
+    assert list(elsewhere.iterdir()) == []
+    assert study_runs(home / "mlflow.db") == {("0.5", "1"): float(MISTAKES["1"])}
+
+
+IMPORTS = """
+import importlib.util, json, sys
+import lincls, lincls.conf, lincls.experiments.cli, lincls.experiments.run
+import lincls.experiments.report, hydra_plugins.lincls_sweeps.sweeper
+from lincls.paths import project_root
+from hydra.core.plugins import Plugins
+from hydra.plugins.launcher import Launcher
+from hydra.plugins.sweeper import Sweeper
+print(json.dumps({
+    "files": [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())],
+    "lincls": lincls.__file__,
+    "version": lincls.__version__,
+    "top_level": [n for n in ("experiments", "conf") if importlib.util.find_spec(n)],
+    "project_root": str(project_root()),
+    "plugins": [p.__name__ for k in (Sweeper, Launcher) for p in Plugins.instance().discover(k)],
+    "path": sys.path,
+}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
+def test_installed_package_imports_nothing_from_the_checkout(venv, tmp_path):
+    site = json.loads(check([venv / "python", "-c", IMPORTS], cwd=tmp_path))
+    prefix = str(venv.parent)
+    assert site["lincls"].startswith(prefix) and site["lincls"].endswith(
+        "site-packages/lincls/__init__.py"
+    )
+    assert site["version"] == VERSION
+    assert site["top_level"] == []  # no generic top-level experiments or conf package
+    assert site["project_root"] == "None"  # installed: no source tree to find
+    # Hydra finds the plugins in the installed namespace, beside the launchers from the lock
+    assert {"LinclsSweeper", "LinclsLauncher", "JoblibLauncher"} <= set(site["plugins"])
+    assert not [f for f in site["files"] if f.startswith(str(ROOT))]
+    assert not [p for p in site["path"] if p.startswith(str(ROOT))]
+
+
+API = """
+import json, lincls
+result = lincls.run(
+    {"name": "perceptron", "lr": 0.5}, {"name": "separable", "n": 100, "n_test": 100}, seed=1,
+    certificates={"svm": False},
+)
+runs = lincls.study(%r).runs()
+print(json.dumps({
+    "mistakes": result.mistakes,
+    "runs": {f"{r.lr:g},{r.seed}": r.mistakes for r in runs.itertuples()},
+}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
+@pytest.mark.skipif(
+    "lincls.experiments.api" not in PACKAGES and not (ROOT / "experiments" / "api.py").is_file(),
+    reason="the Python API (lincls.run, lincls.study) is not in the package yet",
+)
+def test_installed_python_api_matches_the_cli(venv, tmp_path):
+    check([venv / "lincls", "run", "-m", *SWEEP, *FAST], cwd=tmp_path)
+    got = json.loads(check([venv / "python", "-c", API % STUDY], cwd=tmp_path).splitlines()[-1])
+    # the same config through the API, the CLI's sweep and `lincls run` makes the same mistakes
+    assert got["mistakes"] == MISTAKES["1"]
+    assert got["runs"] == {f"{lr},{seed}": n for lr in ("0.5", "1") for seed, n in MISTAKES.items()}
