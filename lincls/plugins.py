@@ -29,13 +29,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
-
 from lincls.errors import LinclsInputError
 
 GROUP = "lincls.plugins"
 A_PRIORI, A_POSTERIORI = "a_priori", "a_posteriori"  # as lincls.bounds names the families
 KINDS = ("mistakes", "test_error")
+# as lincls.bounds's Source statuses: derived (proved, e.g. in the bound's docstring), published
+# (a paper's theorem, its statement read), not read, not covered (the theorem does not cover it)
+STATUSES = ("published", "derived", "not read", "not covered")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")  # a config group option and a metric's name
 
 
@@ -62,7 +63,8 @@ class Bound:
     rule). ``best(facts)``, optional, evaluates it at its best comparator (a ``BoundValue``) or
     says why not. ``family`` is ``"a_priori"`` or ``"a_posteriori"`` (it reads the run's own
     mistakes); ``sequence`` marks a theorem about the presented sequence itself; ``kind`` is
-    ``"mistakes"`` or ``"test_error"``. These are ``lincls.bounds.BoundSpec``'s fields.
+    ``"mistakes"`` or ``"test_error"``; ``status`` is where it comes from (``STATUSES``; a
+    run tags it with the first line of ``theorem``). These are ``lincls.bounds.BoundSpec``'s.
     """
 
     name: str
@@ -75,6 +77,7 @@ class Bound:
     family: str = A_PRIORI
     sequence: bool = False
     kind: str = "mistakes"
+    status: str = "not read"
     source: str = "in-process"
 
 
@@ -135,6 +138,8 @@ def register_learner(
         raise LinclsInputError(
             f"plugin learner {name!r}", f"{', '.join(unknown)} not fields of {schema.__name__}"
         )
+    from hydra.core.config_store import ConfigStore  # here: `lincls run --help` reads this module
+
     entry = Learner(name, estimator, schema, dict(options or {}), _STATE["source"])
     store = ConfigStore.instance()
     store.store(group="learner", name=f"{name}_schema", node=schema, provider=entry.source)
@@ -161,6 +166,10 @@ def register_bound(bound: Bound) -> Bound:
     if bound.family not in (A_PRIORI, A_POSTERIORI) or bound.kind not in KINDS:
         raise LinclsInputError(where, f"family must be one of {A_PRIORI}, {A_POSTERIORI} and "
                                f"kind one of {', '.join(KINDS)}")  # fmt: skip
+    if bound.status not in STATUSES:
+        raise LinclsInputError(where, f"status must be one of {', '.join(STATUSES)}")
+    if "|" in bound.theorem.strip().splitlines()[0]:  # its first line is a tag, a table's cell
+        raise LinclsInputError(where, "the first line of theorem may not hold '|'")
     if not callable(bound.value) or not all(
         f is None or callable(f) for f in (bound.check, bound.best)
     ):
@@ -170,9 +179,18 @@ def register_bound(bound: Bound) -> Bound:
     return registered
 
 
+def group_options(group: str) -> list[str]:
+    """The options plugins add to the config group ``group`` (``learner``), their entry points
+    loaded first: a command line checking ``learner=…`` against the YAML files adds these."""
+    load_plugins()
+    return sorted(LEARNERS) if group == "learner" else []
+
+
 def unregister(name: str) -> None:
     """Remove the learner or bound ``name`` registered here (and its config options)."""
     if LEARNERS.pop(name, None) is not None:
+        from hydra.core.config_store import ConfigStore
+
         group = ConfigStore.instance().repo.get("learner", {})
         for option in (f"{name}.yaml", f"{name}_schema.yaml"):
             group.pop(option, None)
@@ -213,6 +231,7 @@ __all__ = [
     "Bound",
     "Learner",
     "built_in_learners",
+    "group_options",
     "load_plugins",
     "register_bound",
     "register_learner",

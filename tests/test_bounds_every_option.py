@@ -8,7 +8,8 @@ ran. A bound that covered a rule it was not proved for (``novikoff_2r`` at a dec
 was one) is a violation here. Half the configs scale their data by 10^U(−9, 9) (a disjunction's
 boolean rows too): a step that cancels at a small or large ‖x‖ (CW's root rounded α to 0 below
 ‖x‖ ≈ 10⁻⁷) leaves the rule a bound is about, and a bound computed with a determinant of
-I + G/a read 0 for rows of norm 10⁻⁹.
+I + G/a read 0 for rows of norm 10⁻⁹. Learners registered through ``lincls.plugins`` (an installed
+package's entry points) are drawn too, with their bounds: a wrong plugin bound is a violation here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lincls import plugins
 from lincls.bounds import holds
 from lincls.data import Dataset
 from lincls.evaluation import fit_and_evaluate, measure, plan_of, prepare
@@ -24,9 +26,22 @@ INSTANCES = 3_200
 SEEDS = 4  # the instances are drawn in this many independent blocks (one test each)
 
 
+def plugin_learners() -> dict:
+    """The learners registered through ``lincls.plugins`` (entry points loaded): drawn too, each
+    option from the values its registration lists, on the binary data below."""
+    plugins.load_plugins()
+    return dict(sorted(plugins.LEARNERS.items()))
+
+
+def _plugin_options(rng: np.random.Generator, entry) -> dict:
+    drawn = {key: values[int(rng.integers(len(values)))] for key, values in entry.options.items()}
+    return {"name": entry.name, **drawn}
+
+
 def _options(rng: np.random.Generator) -> dict:
     """A learner with options drawn from every range that changes its update rule."""
     choice = rng.choice
+    registered = plugin_learners()
     decay = float(choice([1.0, 1.0, 0.01, 0.0001, 3.0]))
     lr = float(choice([0.1, 1.0, 7.0]))
     step = {"lr": lr, "intercept_decay": decay, "bias": str(choice(["feature", "r2", "none"]))}
@@ -51,9 +66,12 @@ def _options(rng: np.random.Generator) -> dict:
                 "arow",
                 "confidence_weighted",
                 "projectron",
+                *registered,  # none: the draws are those without plugins
             ]
         )
     )
+    if name in registered:
+        return _plugin_options(rng, registered[name])
     if name in ("perceptron", "averaged_perceptron", "voted_perceptron"):
         return {"name": name, **step}
     if name == "learning_rate_perceptron":
@@ -123,6 +141,8 @@ def _options(rng: np.random.Generator) -> dict:
             "eta": float(choice([1e-4, 0.01, 0.1, 1.0] + ([] if plus else [0.0]))),
             "kernel": str(choice(["linear", "linear", "poly", "rbf"])),
             "bias": str(choice(["feature", "r2", "none"])),
+            # Projectron++'s margin step: DOGMA's or Theorem 4's (no effect without plus)
+            "margin_rule": str(choice(["dogma", "paper"])),
         }
     if name == "multiclass_perceptron":
         return {"name": name, "lr": lr, "bias": str(choice(["feature", "none"]))}
@@ -137,6 +157,12 @@ def _dataset(rng: np.random.Generator, learner: str) -> dict:
     """Data the learner takes: certified separable or noisy (with offsets), boolean, or
     multiclass, small enough that thousands of runs take a minute."""
     n = int(rng.integers(4, 60))
+    if learner in plugin_learners() and rng.random() < 0.3:
+        # the orthogonal game forces ⌊(R/γ)²⌋ mistakes on any online learner: a plugin's bound
+        # below that is caught here, where random data would seldom come near it
+        radius = float(rng.choice([0.1, 1.0, 10.0]))
+        margin = radius * float(rng.choice([0.1, 0.2, 0.3, 0.5]))
+        return {"name": "orthogonal_game", "d": 110, "margin": margin, "radius": radius}
     if learner in ("winnow", "balanced_winnow"):
         return {
             "name": "disjunction",
@@ -201,7 +227,7 @@ def random_config(seed: int, cache_dir: str) -> dict:
     linear = learner["name"] not in kernel
     orders = ["fixed", "shuffled"] + (["adversarial"] if linear else [])
     scale = data_scale(seed)
-    return {
+    config = {
         "learner": learner,
         "dataset": _scaled({**_dataset(rng, learner["name"]), "seed": seed}, scale),
         "data_scale": scale,
@@ -212,6 +238,10 @@ def random_config(seed: int, cache_dir: str) -> dict:
         "certificates": {"svm": bool(rng.random() < 0.7), "cache_dir": cache_dir},
         "tracking": {},
     }
+    if config["dataset"]["name"] == "orthogonal_game":  # the game decides the order itself
+        config.update(order="fixed", orders=1)
+        learner.pop("shuffle", None)
+    return config
 
 
 def outcome_of(config: dict):
@@ -340,7 +370,7 @@ def test_no_logged_bound_is_broken_under_any_option(block, tmp_path):
             rescaled.add(config["learner"]["name"])
     assert found == []
     assert valid >= per_block * 0.95  # the draws are valid configs, not refusals
-    assert len(learners) == len(rescaled) == 17
+    assert len(learners) == len(rescaled) == 17 + len(plugin_learners())
     assert scaled >= per_block * 0.4  # half the configs, 10⁻⁹ to 10⁹
 
 
