@@ -37,6 +37,10 @@ def group_options(group: str, folders: Sequence[Path] = ()) -> list[str]:
     found = set()
     for root in (conf_dir(), *folders):
         found.update(p.stem for p in (Path(root) / group).glob("*.yaml"))
+    if group == "learner":  # and those installed packages register (lincls.plugins)
+        from lincls.plugins import group_options as registered
+
+        found.update(registered(group))
     return sorted(name for name in found if not name.endswith(SCHEMA_SUFFIX))
 
 
