@@ -24,6 +24,7 @@ error; not run, counted) and the command that runs them, and exits non-zero (``f
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -43,6 +44,7 @@ from lincls.tracking.store import (
     one_line,
 )
 from lincls.tracking.tags import (
+    ADHOC_STUDY,
     LABEL_TAG,
     NOTE_TAG,
     OVERRIDES_TAG,
@@ -53,7 +55,6 @@ from lincls.tracking.tags import (
     commit_tags,
     config_hash,
     process_tags,
-    study_of,
 )
 
 SWEEP_ENV = "LINCLS_SWEEP"
@@ -116,8 +117,12 @@ def start_sweep(
     overrides: Sequence[str] = (),
     varying: Sequence[str] = (),
     kinds: dict[str, int] | None = None,
+    study: str | None = None,
 ) -> SweepRecord:
     """In the launching process: open (create, migrate) the store, clean up, make the parent.
+
+    The sweep's study is the config's ``study`` (a named study sets it), else ``study`` (the
+    sweeper's ``adhoc_study``), else ``adhoc``.
 
     The record and progress file go to ``<sweep_dir>/.lincls/<parent run id>/``: a place no other
     sweep shares, even one started in the same directory at the same moment.
@@ -129,7 +134,7 @@ def start_sweep(
     retry_seconds = float(settings.get("retry_seconds", DEFAULT_RETRY_SECONDS))
     client, experiment_id = tracking.open_experiment(uri, experiment, retry_seconds)
     sweep_runs.mark_dead_runs_killed(client, experiment_id)
-    study = study_of(config)
+    study = config.get("study") or study or ADHOC_STUDY
     tags = {
         ROLE_TAG: "sweep",
         STUDY_TAG: study,
@@ -165,6 +170,22 @@ def start_sweep(
     record.save(record_path)
     VIEW.follow(record.progress_file, record.total, record.started, record.kinds)
     return record
+
+
+def adhoc_study(jobs: Sequence[Sequence[str]]) -> str:
+    """The study of a sweep whose config names none: ``adhoc-<keys>-<hash>``, from its jobs'
+    override lists, so different sweeps are different studies and the same command again is the
+    same study (a re-run with ``tracking.skip_finished=true`` resumes it). ``keys`` are the keys
+    that vary; the tracking settings (the store, retries) and Hydra's are left out of both."""
+    kept = sorted(
+        " ".join(sorted(i for i in job if not i.lstrip("+~").startswith(("tracking.", "hydra."))))
+        for job in jobs
+    )
+    digest = hashlib.sha256("\n".join(kept).encode()).hexdigest()[:6]
+    keys = [k for k in varying_keys([line.split() for line in kept]) if k != "study"]
+    named = "-".join(keys)
+    named = named if len(named) <= 40 else named[:40].rsplit("-", 1)[0] + "-…"
+    return f"{ADHOC_STUDY}-{named}-{digest}" if named else f"{ADHOC_STUDY}-{digest}"
 
 
 def unfinished(record: SweepRecord, jobs: Sequence[str]) -> list[tuple[str, str | None, bool]]:

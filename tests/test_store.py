@@ -231,7 +231,9 @@ def test_a_dying_server_stops_the_sweep_in_two_minutes_and_a_rerun_completes_it(
     assert "Traceback" not in err
     lines = err.strip().splitlines()
     summary = next(
-        i for i, line in enumerate(lines) if line.startswith("[lincls] sweep adhoc: 30 jobs:")
+        i
+        for i, line in enumerate(lines)
+        if line.startswith("[lincls] sweep adhoc-seed-") and ": 30 jobs:" in line
     )
     assert " finished, 3 failed, " in lines[summary]
     # the configs the store failed, listed; the ones not run, counted; how to resume

@@ -107,7 +107,8 @@ def test_the_parent_has_its_headline_as_description_and_metrics(sweep):
     note = parent.data.tags["mlflow.note.content"]
     assert "32 runs finished, **0 failed**" in note and "**0 bound violations**" in note
     assert "| perceptron (bias=none) | 16 |" in note
-    assert done.stderr.splitlines()[-1].startswith("[lincls] sweep adhoc: 32 jobs: 32 finished")
+    assert done.stderr.splitlines()[-1].startswith("[lincls] sweep adhoc-")
+    assert ": 32 jobs: 32 finished" in done.stderr.splitlines()[-1]
 
 
 def test_a_200_job_sweep_without_a_terminal_prints_at_most_30_progress_lines(tmp_path):
@@ -119,7 +120,8 @@ def test_a_200_job_sweep_without_a_terminal_prints_at_most_30_progress_lines(tmp
     lines = [x for x in done.stderr.splitlines() if x.startswith("[lincls] ")]
     progress_lines = [x for x in lines if " done, " in x]
     assert 1 <= len(progress_lines) <= 30, len(progress_lines)
-    assert lines[-1].startswith("[lincls] sweep adhoc: 200 jobs: 200 finished, 0 failed")
+    assert lines[-1].startswith("[lincls] sweep adhoc-seed-")
+    assert ": 200 jobs: 200 finished, 0 failed" in lines[-1]
     assert len(_split(runs_of(uri))[1]) == 200
 
 

@@ -123,7 +123,8 @@ class LinclsSweeper(Sweeper):
             raise
         print(
             f"[lincls] sweep {record.study}: {len(jobs)} jobs, parent run "
-            f"{record.parent_run_id}, store {record.tracking_uri}",
+            f"{record.parent_run_id}, store {record.tracking_uri}; its report: "
+            f"lincls report {record.study}",
             file=sys.stderr,
             flush=True,
         )
@@ -203,12 +204,15 @@ class LinclsSweeper(Sweeper):
         exits 2 with one line, a store that does not answer exits 1."""
         from hydra_plugins.lincls_sweeps.precheck import check_jobs
         from lincls import sweeps
+        from lincls.composition import check_no_schema
         from lincls.errors import LinclsInputError
         from lincls.tracking import progress
 
-        self._validate(jobs)
-        try:  # every value, before the store is opened and before the first job
-            check_jobs(self.hydra_context.config_loader, self.config, jobs)
+        loader = self.hydra_context.config_loader
+        try:  # a schema chosen as an option (a study's grid too), then every value
+            check_no_schema(jobs, loader.get_group_options)
+            self._validate(jobs)
+            check_jobs(loader, self.config, jobs)
         except LinclsInputError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)
@@ -226,6 +230,7 @@ class LinclsSweeper(Sweeper):
                 list(arguments),
                 sweeps.varying_keys(jobs),
                 progress.job_kinds([" ".join(job) for job in jobs]),
+                sweeps.adhoc_study(jobs),  # when the config names no study
             )
         except (LinclsInputError, sweeps.tracking.StoreError) as exc:
             print(f"error: {exc}", file=sys.stderr)
