@@ -43,6 +43,8 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.hyperplane",
         "lincls.evaluation",
     ),
+    # searches for a bound's worst case: they play the games and score with the evaluation
+    ("lincls.search",),
     # the store and its guard, the writers, the reader, tags and progress: one package
     ("lincls.tracking",),
     ("lincls.runner", "lincls.sweeps", "lincls.interrupts"),

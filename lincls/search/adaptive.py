@@ -1,0 +1,138 @@
+"""The adaptive search: an adversary that, like the orthogonal game, makes each next example from
+the learner's current state, with a beam over candidate directions.
+
+Every round, each sequence in the beam is extended by a few candidate examples of norm R: a fresh
+coordinate (the orthogonal game's move), a direction in the span of what was shown (signed by the
+labels), and a direction the learner is least sure of (a random one with the learner's weight
+vector projected out, so its activation is its tie). The label is one the learner errs on, asked
+of a copy through its own one-example step (``lincls.games._play``). Every child is scored by the
+run's own code on the whole sequence (``lincls.search.instance.score``: mistakes over the bound
+of the certificates a run finds), and the ``beam`` best children go on. The best sequence seen,
+any length, is the instance found. The radius R is searched too (``radii``): a bound with a
+constant (a bias feature c, the margin perceptron's 2τ/η) is tightest where R dwarfs it.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from lincls.games._play import present, start, wrong_label
+from lincls.search.instance import Found, Scored, Target, score
+
+FAMILIES = ("fresh", "span", "unsure")
+
+
+@dataclass
+class _State:
+    learner: object
+    X: np.ndarray
+    y: np.ndarray
+    used: int  # coordinates used so far: fresh ones are taken in order (the data are symmetric)
+    scored: Scored
+
+
+def _weights(learner) -> np.ndarray | None:
+    coef = getattr(learner, "coef_", None)
+    if coef is None:
+        return None
+    w = np.asarray(coef, dtype=np.float64).reshape(-1)
+    return w if np.all(np.isfinite(w)) and np.any(w) else None
+
+
+def _unit(v: np.ndarray) -> np.ndarray | None:
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 and np.isfinite(norm) else None
+
+
+def candidate(
+    family: str, state: _State, d: int, radius: float, rng: np.random.Generator, positive: bool
+) -> tuple[np.ndarray, int] | None:
+    """A candidate example of ``family`` of norm ``radius``, and the coordinates it uses."""
+    x = np.zeros(d)
+    if family == "fresh" or state.X.shape[0] == 0:
+        if state.used >= d:
+            return None
+        x[state.used] = radius if positive else radius * rng.choice([-1.0, 1.0])
+        return x, state.used + 1
+    shown = state.X * state.y[:, np.newaxis]
+    if family == "span":
+        v = _unit(rng.standard_normal(shown.shape[0]) @ shown)
+        if positive and v is not None:
+            v = _unit(np.abs(v))
+    else:  # unsure: the learner's weight projected out of a random direction it has seen
+        used = min(state.used + 1, d)
+        z = np.zeros(d)
+        z[:used] = np.abs(rng.standard_normal(used)) if positive else rng.standard_normal(used)
+        w = _weights(state.learner)
+        if w is not None and w.shape[0] == d and not positive:
+            z = z - (z @ w) / (w @ w) * w
+        v = _unit(z)
+        return None if v is None else (radius * v, used)
+    return None if v is None else (radius * v, state.used)
+
+
+def _child(state: _State, x: np.ndarray, used: int, rng: np.random.Generator):
+    learner = copy.deepcopy(state.learner)
+    label = wrong_label(learner, x, float(rng.choice([-1.0, 1.0])))
+    present(learner, x, label)
+    X = np.vstack([state.X, x[np.newaxis, :]])
+    y = np.append(state.y, int(label))
+    return learner, X, y, used
+
+
+def adaptive_search(
+    target: Target,
+    rounds: int = 20,
+    beam: int = 2,
+    width: int = 4,
+    radii: tuple[float, ...] = (1.0, 100.0),
+    seconds: float = 30.0,
+    seed: int = 0,
+) -> Found:
+    """The adaptive adversary against ``target`` (module docstring): up to ``rounds`` examples in
+    d = ``rounds`` dimensions, ``width`` candidates per sequence and round, the ``beam`` best
+    kept, at each radius of ``radii`` (capped at the theorem's ``max_radius``), within about
+    ``seconds`` in all. Returns the best sequence seen."""
+    rng = np.random.default_rng(seed)
+    started = time.perf_counter()
+    d = rounds
+    positive = bool(target.learner.__sklearn_tags__().input_tags.positive_only)
+    if target.max_radius is not None:
+        radii = tuple(sorted({min(r, target.max_radius) for r in radii}))
+    best: Found | None = None
+    evaluations = 0
+    for k, radius in enumerate(radii):
+        deadline = started + seconds * (k + 1) / len(radii)
+        learner = copy.deepcopy(target.learner)
+        learner.set_params(max_passes=target.passes)
+        template = np.zeros((2, d))
+        template[0, 0] = radius  # what the learner measures at its start (R of bias="r2")
+        start(learner, template)
+        empty = Scored(0.0, None, None)
+        beam_states = [_State(learner, np.zeros((0, d)), np.zeros(0, dtype=np.int64), 0, empty)]
+        for _ in range(rounds):
+            children = []
+            for state in beam_states:
+                for j in range(width):
+                    made = candidate(FAMILIES[j % len(FAMILIES)], state, d, radius, rng, positive)
+                    if made is None:
+                        continue
+                    learner_j, X, y, used = _child(state, *made, rng)
+                    scored = score(target, X, y)
+                    evaluations += 1
+                    children.append(_State(learner_j, X, y, used, scored))
+                    if best is None or scored.key > best.scored.key:
+                        best = Found(target, "adaptive", X, y, scored, 0.0, 0)
+            if not children or time.perf_counter() > deadline:
+                break
+            children.sort(key=lambda s: s.scored.key, reverse=True)
+            beam_states = children[:beam]
+    if best is None:  # no candidate at all (d = 0): the empty sequence
+        best = Found(target, "adaptive", np.zeros((0, d)), np.zeros(0, np.int64), empty, 0.0, 0)
+    best.seconds = time.perf_counter() - started
+    best.evaluations = evaluations
+    return best

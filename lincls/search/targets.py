@@ -1,0 +1,89 @@
+"""The (learner, bound) pairs the frontier searches, and the search each one gets.
+
+Each registered mistake bound of a binary online learner is searched with the learner
+configuration its theorem is about (``learner.*`` overrides on the learner's config). A bound
+over the presented sequence (CW, SCW-II, the Forgetron) with a large constant is vacuous at the
+presentations of a few passes; its learner then makes many passes without stopping, so the run
+is non-vacuous and its ratio says something. Multiclass bounds (MIRA, the multiclass perceptron)
+and the test-error bound are not searched: the adversaries here make binary sequences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lincls.errors import LinclsInputError
+from lincls.registry import build_learner
+from lincls.search.instance import Found, Target
+
+LONG = 500  # passes for a bound whose constant is vacuous at the presentations of a few
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A bound's searched learner (its config overrides), passes, radius cap and adversary."""
+
+    learner: str
+    overrides: tuple[tuple[str, object], ...] = ()
+    passes: int = 3
+    max_radius: float | None = None
+    adversary: str = "adaptive"  # adaptive | boolean (Winnow's disjunctions)
+
+
+PLANS: dict[str, Plan] = {
+    "novikoff": Plan("perceptron", (("bias", "none"),)),
+    "novikoff_bias": Plan("perceptron", (("bias", "feature"),)),
+    "novikoff_2r": Plan("perceptron", (("bias", "r2"),)),
+    "freund_schapire": Plan("perceptron", (("bias", "none"),), passes=5),
+    "mohri_rostamizadeh": Plan("perceptron", (("bias", "none"),)),
+    "kernel_novikoff": Plan("kernel_perceptron", (("kernel", "linear"), ("bias", "none"))),
+    "margin_perceptron": Plan("margin_perceptron"),
+    "pa": Plan("passive_aggressive", (("variant", "pa"),)),
+    "pa1": Plan("passive_aggressive", (("variant", "pa1"),)),
+    "pa2": Plan("passive_aggressive", (("variant", "pa2"),)),
+    "romma": Plan("romma"),
+    "alma": Plan("alma", (("bias", "none"),), LONG),
+    "second_order": Plan("second_order_perceptron"),
+    "arow": Plan("arow"),
+    "cw": Plan("confidence_weighted", (("variant", "cw"), ("stop_when_converged", False)), LONG),
+    "scw1": Plan("confidence_weighted", (("variant", "scw1"),)),
+    "scw2": Plan(
+        "confidence_weighted", (("variant", "scw2"), ("stop_when_converged", False)), LONG
+    ),
+    "projectron": Plan("projectron"),
+    "projectron_plus": Plan("projectron", (("plus", True),)),
+    "forgetron": Plan(
+        "forgetron", (("bias", "none"), ("stop_when_converged", False)), LONG, max_radius=1.0
+    ),
+    "winnow1": Plan("winnow", (("variant", "winnow1"),), adversary="boolean"),
+    "winnow2": Plan("winnow", (("variant", "winnow2"),), adversary="boolean"),
+}
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def target_of(bound: str, learner: dict | None = None, passes: int | None = None) -> Target:
+    """The ``Target`` searched for ``bound``: its plan's learner, or ``learner`` (a learner config
+    as a run has it, e.g. the one ``lincls check`` is given)."""
+    if bound not in PLANS:
+        raise LinclsInputError("bound", f"must be one of {', '.join(sorted(PLANS))}, got {bound!r}")
+    plan = PLANS[bound]
+    config = learner if learner is not None else {"name": plan.learner, **dict(plan.overrides)}
+    passes = passes or plan.passes
+    overrides = tuple(
+        f"learner.{k}={_text(v)}" for k, v in config.items() if k != "name" and v is not None
+    )
+    return Target(build_learner(config, passes, 0), bound, passes, overrides, plan.max_radius)
+
+
+def search(target: Target, seconds: float, seed: int = 0) -> Found:
+    """The adversary of the target's plan, for about ``seconds``."""
+    from lincls.search.adaptive import adaptive_search
+    from lincls.search.boolean import boolean_search
+
+    adversary = PLANS[target.bound].adversary if target.bound in PLANS else "adaptive"
+    run: Callable[..., Found] = boolean_search if adversary == "boolean" else adaptive_search
+    return run(target, seconds=seconds, seed=seed)
