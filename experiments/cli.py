@@ -144,7 +144,15 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
     "run": run_main,
     "report": report_main,
     "ui": ui_main,
+    "check": lambda rest: _check_main(rest),
 }
+
+
+def _check_main(argv: list[str]) -> int:
+    """``lincls check LEARNER [BOUND]``: the referee (``lincls.experiments.check``)."""
+    from lincls.experiments import check
+
+    return check.main(argv)
 
 
 def usage() -> str:

@@ -1,0 +1,64 @@
+"""``lincls check``: the referee finds a wrong bound's violation with a replayable instance, and
+none of the perceptron's own bounds."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+import pytest
+from conftest import compose_config
+from lincls.experiments import check
+
+from lincls.bounds import REGISTRY, holds
+from lincls.evaluation import measure
+
+
+@pytest.fixture
+def wrong_novikoff():
+    """Novikoff with R in place of R²: R/γ², below the truth wherever R > 1."""
+    novikoff = next(s for s in REGISTRY if s.name == "novikoff")
+    spec = replace(
+        novikoff, name="novikoff_wrong", best=None,
+        value=lambda f: f.radius / f.certificate.margin**2,
+    )  # fmt: skip
+    REGISTRY.append(spec)
+    yield spec.name
+    REGISTRY.remove(spec)
+
+
+@pytest.mark.slow
+def test_check_finds_a_wrong_bound_and_prints_a_replayable_instance(
+    wrong_novikoff, tmp_path, capsys
+):
+    started = time.perf_counter()
+    code = check.main(["perceptron", wrong_novikoff, "learner.bias=none", "--instances", "10",
+                       "--seconds", "4", "--out", str(tmp_path)])  # fmt: skip
+    assert time.perf_counter() - started < 60
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "VIOLATED:" in printed and "novikoff_wrong" in printed
+    replay = re.search(r"replay:\s+lincls run (.*)", printed).group(1).split()
+    assert (tmp_path / "violation-novikoff_wrong.csv").is_file()
+    config = compose_config(replay)
+    config["certificates"]["cache_dir"] = str(tmp_path / "cache")
+    outcome = measure(config)
+    assert not holds(outcome.metrics["mistakes"], outcome.metrics["bound.novikoff_wrong"])
+    assert holds(outcome.metrics["mistakes"], outcome.metrics["bound.novikoff"])
+
+
+@pytest.mark.slow
+def test_check_finds_no_violation_of_the_perceptrons_bounds(capsys):
+    code = check.main(["perceptron", "--instances", "30", "--seconds", "3"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "VIOLATED" not in printed
+    ratio = float(re.search(r"novikoff_bias\s+largest mistakes / bound\s+([0-9.]+)", printed)[1])
+    assert 0.999 <= ratio <= 1.0
+
+
+def test_check_refuses_an_unknown_bound_in_one_line(capsys):
+    assert check.main(["perceptron", "no_such_bound"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: bound: one of ")
