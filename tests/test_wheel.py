@@ -10,14 +10,16 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tomllib
 import zipfile
+from contextlib import closing
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, runs_of
+from conftest import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
@@ -230,25 +232,31 @@ def test_the_wheel_holds_the_packages_configs_and_license(wheel):
 
 
 def study_runs(store: Path) -> dict[tuple[str, str], float]:
-    """(lr, seed) → mistakes of the study's runs in a SQLite store (not the sweep's parent run,
-    which has no mistakes)."""
-    runs = [r for r in runs_of(f"sqlite:///{store}") if r.data.tags.get("lincls.study") == STUDY]
-    return {
-        (r.data.params["learner.lr"], r.data.params["seed"]): r.data.metrics["mistakes"]
-        for r in runs
-        if "mistakes" in r.data.metrics
-    }
+    """(lr, seed) → mistakes of the study's runs in a SQLite store, read with SQL (no MLflow
+    import in this process); the sweep's parent run has no mistakes."""
+    query = """
+        SELECT lr.value, seed.value, m.value FROM latest_metrics m
+        JOIN params lr ON lr.run_uuid = m.run_uuid AND lr.key = 'learner.lr'
+        JOIN params seed ON seed.run_uuid = m.run_uuid AND seed.key = 'seed'
+        JOIN tags t ON t.run_uuid = m.run_uuid AND t.key = 'lincls.study' AND t.value = ?
+        WHERE m.key = 'mistakes'"""
+    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+        return {(lr, seed): mistakes for lr, seed, mistakes in db.execute(query, (STUDY,))}
+
+
+@pytest.fixture(scope="module")
+def swept(venv, tmp_path_factory) -> tuple[Path, str]:
+    """The 4-config sweep run by the installed ``lincls`` in a fresh directory: (that directory,
+    the sweep's output)."""
+    work = tmp_path_factory.mktemp("work")
+    return work, check([venv / "lincls", "run", "-m", *SWEEP, *FAST], cwd=work)
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("wheel")
-def test_installed_lincls_sweeps_and_reports_where_it_runs(venv, tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
-    lincls = venv / "lincls"
-    assert check([lincls, "--version"], cwd=work).strip() == f"lincls {VERSION}"
-
-    out = check([lincls, "run", "-m", *SWEEP, *FAST], cwd=work)
+def test_installed_lincls_sweeps_and_reports_where_it_runs(venv, swept):
+    work, out = swept
+    assert check([venv / "lincls", "--version"], cwd=work).strip() == f"lincls {VERSION}"
     store = work / "results" / "mlflow.db"
     # the lincls sweeper ran (Hydra found the installed plugin) and logged to this directory
     assert f"[lincls] sweep {STUDY}: 4 jobs: 4 finished, 0 failed" in out, out
@@ -258,26 +266,31 @@ def test_installed_lincls_sweeps_and_reports_where_it_runs(venv, tmp_path):
         (lr, seed): float(MISTAKES[seed]) for lr in ("0.5", "1.0") for seed in ("0", "1")
     }
 
-    out = check([lincls, "report", STUDY], cwd=work)
+    out = check([venv / "lincls", "report", STUDY], cwd=work)
     report = work / "results" / STUDY / "report.md"
     assert f"report: {report} (4 runs of study '{STUDY}'" in out, out
     text = report.read_text()
     assert text.startswith(f"# Study `{STUDY}`") and "- Runs: 4 FINISHED" in text, text[:500]
     assert (work / "results" / STUDY / "runs.csv").read_text().count("\n") == 5  # header + 4
 
-    # with LINCLS_HOME the store and its certificates go there, nothing into the working directory
-    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
-    elsewhere.mkdir()
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("wheel")
+def test_installed_lincls_logs_to_lincls_home(venv, tmp_path):
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
     one = ["learner.lr=0.5", "seed=1", *SWEEP[2:], *FAST]
-    out = check([lincls, "run", *one], cwd=elsewhere, env=clean_env(LINCLS_HOME=str(home)))
+    out = check([venv / "lincls", "run", *one], cwd=work, env=clean_env(LINCLS_HOME=str(home)))
+    # the printed count is the sweep's for the same config
     assert re.search(r"mistakes=(\d+),", out).group(1) == str(MISTAKES["1"]), out
+    # the store and its certificates go to LINCLS_HOME, nothing into the working directory
     assert (home / "mlflow.db").is_file() and (home / "certificates").is_dir()
-    assert list(elsewhere.iterdir()) == []
+    assert list(work.iterdir()) == []
     assert study_runs(home / "mlflow.db") == {("0.5", "1"): float(MISTAKES["1"])}
 
 
 IMPORTS = """
-import importlib.util, json, sys
+import importlib.resources, importlib.util, json, sys
 import lincls, lincls.conf, lincls.experiments.cli, lincls.experiments.run
 import lincls.experiments.report, hydra_plugins.lincls_sweeps.sweeper
 from lincls.paths import project_root
@@ -292,6 +305,10 @@ print(json.dumps({
     "project_root": str(project_root()),
     "plugins": [p.__name__ for k in (Sweeper, Launcher) for p in Plugins.instance().discover(k)],
     "path": sys.path,
+    "data": [
+        (importlib.resources.files("lincls.conf") / "learner" / "perceptron.yaml").is_file(),
+        (importlib.resources.files("lincls.data") / "playtennis.csv").is_file(),
+    ],
 }))
 """
 
@@ -311,6 +328,7 @@ def test_installed_package_imports_nothing_from_the_checkout(venv, tmp_path):
     assert {"LinclsSweeper", "LinclsLauncher", "JoblibLauncher"} <= set(site["plugins"])
     assert not [f for f in site["files"] if f.startswith(str(ROOT))]
     assert not [p for p in site["path"] if p.startswith(str(ROOT))]
+    assert site["data"] == [True, True]  # the configs and the shipped table, read as resources
 
 
 API = """
@@ -333,9 +351,9 @@ print(json.dumps({
     "lincls.experiments.api" not in PACKAGES and not (ROOT / "experiments" / "api.py").is_file(),
     reason="the Python API (lincls.run, lincls.study) is not in the package yet",
 )
-def test_installed_python_api_matches_the_cli(venv, tmp_path):
-    check([venv / "lincls", "run", "-m", *SWEEP, *FAST], cwd=tmp_path)
-    got = json.loads(check([venv / "python", "-c", API % STUDY], cwd=tmp_path).splitlines()[-1])
+def test_installed_python_api_matches_the_cli(venv, swept):
+    work, _ = swept
+    got = json.loads(check([venv / "python", "-c", API % STUDY], cwd=work).splitlines()[-1])
     # the same config through the API, the CLI's sweep and `lincls run` makes the same mistakes
     assert got["mistakes"] == MISTAKES["1"]
     assert got["runs"] == {f"{lr},{seed}": n for lr in ("0.5", "1") for seed, n in MISTAKES.items()}
