@@ -144,17 +144,28 @@ def clean_env(**extra: str) -> dict[str, str]:
 def check(command: list, cwd: Path, env: dict | None = None, timeout: float = 300) -> str:
     """Run ``command``; fail with its stderr's and stdout's tails unless it exits 0. Returns its
     stdout and stderr together."""
-    done = subprocess.run(
-        [str(c) for c in command], cwd=cwd, env=env or clean_env(), capture_output=True,
-        text=True, timeout=timeout, check=False,
-    )  # fmt: skip
-    tail = "\n".join(done.stderr.splitlines()[-40:])
-    out = "\n".join(done.stdout.splitlines()[-15:])
+    line = " ".join(map(str, command))
+    try:
+        done = subprocess.run(
+            [str(c) for c in command], cwd=cwd, env=env or clean_env(), capture_output=True,
+            text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"timed out after {timeout} s: {line}\n{tails(exc.stderr, exc.stdout)}")
     assert done.returncode == 0, (
-        f"exit {done.returncode}: {' '.join(map(str, command))}\n"
-        f"--- stderr (tail) ---\n{tail}\n--- stdout (tail) ---\n{out}"
+        f"exit {done.returncode}: {line}\n{tails(done.stderr, done.stdout)}"
     )
     return done.stdout + done.stderr
+
+
+def tails(stderr: str | bytes | None, stdout: str | bytes | None) -> str:
+    """The last lines of a command's stderr and stdout, for a failure message."""
+
+    def last(text: str | bytes | None, lines: int) -> str:
+        text = text.decode(errors="replace") if isinstance(text, bytes) else text or ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    return f"--- stderr (tail) ---\n{last(stderr, 40)}\n--- stdout (tail) ---\n{last(stdout, 15)}"
 
 
 @pytest.fixture(scope="module")
