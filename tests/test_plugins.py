@@ -219,8 +219,9 @@ def test_installed_a_sweep_runs_it_beside_the_perceptron_and_the_report_lists_it
     installed, tmp_path
 ):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    done = lincls(["run", "-m", f"learner={NAME},perceptron", f"tracking.uri={uri}",
-                   "study=plugin_demo"], installed, tmp_path)  # fmt: skip
+    # two worker processes: each loads the entry point when it first builds a learner
+    args = ["run", "-m", f"learner={NAME},perceptron", f"tracking.uri={uri}", "study=plugin_demo"]
+    done = lincls([*args, "hydra.launcher.n_jobs=2"], installed, tmp_path)
     assert done.returncode == 0, done.stderr
     assert "2 jobs: 2 finished, 0 failed" in done.stdout + done.stderr
     children = [r for r in runs_of(uri) if "learner.name" in r.data.params]
