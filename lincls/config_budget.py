@@ -37,6 +37,7 @@ class ProjectronConfig(SupportSetConfig):
     name: str = "projectron"
     eta: float = 0.1
     plus: bool = False
+    margin_rule: str = "dogma"  # or "paper" (Theorem 4's margin step): lincls.learners.projectron
 
 
 @dataclass

@@ -5,12 +5,13 @@ support-size curve, bad input."""
 
 from __future__ import annotations
 
+import math
 from math import comb
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import compose_config
+from conftest import compose_config, run_cli, runs_of
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import evaluation
@@ -218,3 +219,96 @@ def test_bad_parameters_are_one_line_errors(make, message):
     with pytest.raises(LinclsInputError) as info:
         make().fit([[1.0, 0.0], [0.0, 1.0]], [0, 1])
     assert str(info.value) == message
+
+
+def direct_paper_rule(X, y, eta, passes):
+    """Projectron++ with Theorem 4's margin step, linear kernel, no bias, one example at a time
+    (d from a fresh solve): a margin error with ℓ − δ/√η > 0 steps τ = min((ℓ − δ/√η)/‖Pk‖², ½),
+    which must lie strictly inside (0, min{2(ℓ − δ/√η)/‖Pk‖², 1}). Returns (mistakes, updates,
+    α, B)."""
+    vectors, alpha = [], np.zeros(0)
+    mistakes = updates = 0
+    gain = 0.0
+    for _ in range(passes):
+        for x, label in zip(X, y, strict=True):
+            k = np.array([v @ x for v in vectors])
+            f = float(alpha @ k) if vectors else 0.0
+            kii = float(x @ x)
+            d = np.linalg.solve(np.array([[a @ b for b in vectors] for a in vectors]), k) \
+                if vectors else np.zeros(0)  # fmt: skip
+            delta2 = max(kii - float(k @ d), 0.0)
+            if label * f <= 0:
+                mistakes += 1
+                updates += 1
+                if delta2 <= max(eta, SPAN_TOLERANCE * kii):
+                    alpha = alpha + label * d
+                else:
+                    vectors.append(x.copy())
+                    alpha = np.r_[alpha, label]
+            elif label * f < 1:
+                loss, projected = 1 - label * f, kii - delta2
+                room = loss - math.sqrt(delta2 / eta)
+                if room > 0 and projected > 0:
+                    tau = min(room / projected, 0.5)
+                    assert 0 < tau < min(2 * room / projected, 1.0)
+                    gain += tau * (2 * loss - tau * projected - 2 * math.sqrt(delta2 / eta))
+                    alpha = alpha + tau * label * d
+                    updates += 1
+    return mistakes, updates, alpha, gain
+
+
+def test_the_papers_margin_rule_equals_theorem_4s_step():
+    """On 40 random streams the learner's margin_rule=paper takes the direct loop's steps (the
+    same counts, α and B to 10⁻⁶), and differs from DOGMA's rule on some."""
+    differ = steps = 0
+    for seed in range(40):
+        rng = np.random.default_rng([seed, 4])
+        n, d = int(rng.integers(10, 50)), int(rng.integers(2, 5))
+        X = rng.standard_normal((n, d)) * float(rng.uniform(0.1, 0.3))
+        y = np.where(X @ rng.standard_normal(d) + rng.normal(0, 0.05, n) > 0, 1.0, -1.0)
+        if np.unique(y).shape[0] == 1:
+            y[0] = -y[0]
+        eta = float(rng.choice([0.001, 0.01, 0.1]))
+        params = {"eta": eta, "plus": True, "bias": "none", "max_passes": 3,
+                  "stop_when_converged": False}  # fmt: skip
+        model = Projectron(margin_rule="paper", **params).fit(X, y)
+        mistakes, updates, alpha, gain = direct_paper_rule(X, y, eta, 3)
+        assert (model.mistakes_, model.updates_) == (mistakes, updates)
+        # K_S⁻¹ grown by blocks against a fresh solve: 2·10⁻⁷ apart after ~100 steps
+        scale = float(np.abs(alpha).max())
+        np.testing.assert_allclose(model.dual_coef_, alpha, rtol=0, atol=1e-6 * scale)
+        assert model.margin_gain_ == pytest.approx(gain, rel=1e-6)
+        steps += updates - mistakes
+        dogma = Projectron(**params).fit(X, y)
+        differ += dogma.updates_ != model.updates_ or dogma.mistakes_ != model.mistakes_
+        assert dogma.margin_gain_ == 0.0
+    assert steps >= 200 and differ >= 10, (steps, differ)
+
+
+def test_the_papers_margin_rule_runs_through_lincls_run_and_logs_theorem_4(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'p.db'}"
+    done = run_cli(
+        ["learner=projectron", "learner.plus=true", "learner.margin_rule=paper",
+         "learner.bias=none", "learner.eta=0.01", "dataset.radius=0.5", "dataset.margin=0.1",
+         "dataset.n=200", "dataset.d=5", "dataset.n_test=50", f"tracking.uri={uri}"],
+        tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (run,) = [r for r in runs_of(uri) if r.data.tags.get("lincls.role") == "run"]
+    m, tags = run.data.metrics, run.data.tags
+    assert run.data.params["learner.margin_rule"] == "paper"
+    # 100 margin steps, B = 20.05; the bound at g = 5.56·u (D₁ = 190.8), far above the 5 mistakes
+    assert (m["mistakes"], m["updates"]) == (5, 105)
+    assert m["bound.projectron_plus_paper"] == pytest.approx(839.7858235677779, rel=1e-9)
+    assert m["bound_param.projectron_plus_paper.gain"] == pytest.approx(20.04829647562896, rel=1e-9)
+    assert "bound.projectron_plus" not in m
+    assert tags["bound_source.projectron_plus_paper"] == (
+        "published: Orabona, Keshet & Caputo 2009, JMLR 10, Thm 4 (read in the JMLR text), for "
+        "its margin step (margin_rule=paper, ℓ ≥ ‖δ‖/η)"
+    )
+
+
+def test_an_unknown_margin_rule_is_a_one_line_error():
+    with pytest.raises(LinclsInputError) as info:
+        Projectron(margin_rule="mine").fit([[1.0, 0.0], [0.0, 1.0]], [0, 1])
+    assert str(info.value).startswith("margin_rule: must be one of")

@@ -1,13 +1,15 @@
 """Mistake bounds of the Projectron and Projectron++ (``lincls/learners/projectron.py``).
 
 Orabona, Keshet & Caputo, "Bounded Kernel-Based Online Learning", JMLR 10 (2009), 2643–2666,
-prove relative mistake bounds for both rules (the Projectron's first at ICML 2008). Their exact
-statements could not be checked against the papers' text, so no formula here is attributed to
-them. The two bounds below are derived in this docstring by the papers' argument (the
-perceptron's potential ‖g − f_t‖², with the projection error bounded by the threshold), stated
-for the rule lincls runs (η compared with the squared distance δ_t², as in Orabona's DOGMA
-code), and checked numerically: 0 violations over 10,000 random runs
-(``tests/test_projectron_bounds.py``).
+prove relative mistake bounds for both rules (the Projectron's first at ICML 2008). The first two
+bounds below are derived in this docstring by the paper's argument (the perceptron's potential
+‖g − f_t‖², with the projection error bounded by the threshold), stated for the rules lincls
+runs by default (η compared with the squared distance δ_t², as in Orabona's DOGMA code), and
+checked numerically: 0 violations over 10,000 random runs (``tests/test_projectron_bounds.py``).
+The Projectron's is the exact root of the inequality in the proof of the paper's Theorem 3
+(tighter than its stated form); DOGMA's Projectron++ margin step (ℓ > δ²/η) is not the one the
+paper's Theorem 4 covers, so its bound here is lincls's own. The third, ``projectron_plus_paper``,
+is Theorem 4 as published, for the rule it covers (``margin_rule="paper"``; see the end).
 
 Setting: the linear kernel with the learner's bias feature c, so K'(x, x') = x'·x'' on the
 vectors x' = (x, c) the learner sees, ‖x'_t‖ ≤ R' = √(R² + c²); f_1 = 0; a comparator v, its
@@ -60,6 +62,21 @@ span of S was added whenever rounding left its computed δ_t² above η: at η =
 against 52.3 with 7 support vectors in 5 dimensions, on 2 of ~3,000 random runs) and at any η
 on data of a large enough scale. K_S was then singular, its computed inverse meaningless, and
 the run did not follow the rule the bound is about.
+
+**Theorem 4** (``projectron_plus_paper``, a posteriori: it reads B), as recorded from the JMLR
+text: for Projectron++ with η_p > 0 whose margin steps (0 < y_t f_t(x_t) < 1) are taken when
+ℓ_t ≥ ‖δ_t‖/η_p with 0 < τ_t < min{2(ℓ_t − ‖δ_t‖/η_p)/‖P k_t‖², 1}, on any sequence with
+k(x_t, x_t) ≤ 1, and any g with ‖g‖ < 1/η_p, writing a = 1 − η_p‖g‖ and
+D₁ = Σ_t max(0, 1 − y_t g(x_t)),
+
+    M ≤ ‖g‖²/a² + D₁/a + (‖g‖/a)·√(max(0, D₁/a − B)),
+    B = Σ_{margin steps} τ_t(2ℓ_t − τ_t‖P k_t‖² − 2‖δ_t‖/η_p).
+
+lincls's ``margin_rule="paper"`` is that rule with η_p = √η (its mistake steps project when
+δ_t² ≤ η); the learner records B (``margin_gain_``). Applied as stated: the linear kernel with
+the learner's bias feature (K' = x·x' + c², a kernel), only where R'² = R² + c² ≤ 1 (so
+k(x_t, x_t) ≤ 1) and η ≥ ϵR'² (so the span tolerance never changes the mistake rule: it is the
+paper's), D₁ summed over every presentation, g = s·u over the same scales (s < 1/√η).
 """
 
 from __future__ import annotations
@@ -72,6 +89,7 @@ from lincls.bounds import _best
 from lincls.bounds._registry import (
     A_POSTERIORI,
     DERIVED,
+    PUBLISHED,
     REGISTRY,
     BoundSpec,
     BoundValue,
@@ -126,12 +144,31 @@ def projectron_plus_bound(
     return (norm_sq * (1.0 + eta * margin_steps / 2.0) + 2.0 * hinge_sum) / room
 
 
-def _learner(facts: RunFacts, plus: bool) -> str | None:
+def projectron_paper_bound(
+    comparator_norm: float, eta_paper: float, hinge_sum: float, gain: float
+) -> float:
+    """Orabona, Keshet & Caputo (2009), Theorem 4 (module docstring): with a = 1 − η_p‖g‖,
+    M ≤ ‖g‖²/a² + D₁/a + (‖g‖/a)·√(max(0, D₁/a − B)), infinite where a ≤ 0; η_p the paper's
+    threshold on ‖δ‖ (√η of lincls's η), D₁ the hinge losses of g over the sequence, B the run's
+    ``margin_gain_``."""
+    a = 1.0 - eta_paper * comparator_norm
+    if a <= 0.0:
+        return math.inf
+    scaled = comparator_norm / a
+    return scaled * scaled + hinge_sum / a + scaled * math.sqrt(max(0.0, hinge_sum / a - gain))
+
+
+def _learner(facts: RunFacts, plus: bool, paper: bool = False) -> str | None:
     learner = facts.learner
     if getattr(learner, "bound_family", None) != "projectron":
         return "not a Projectron"
     if bool(learner.plus) != plus:
         return "Projectron++ (plus=true)" if learner.plus else "the Projectron (plus=false)"
+    rule = getattr(learner, "margin_rule", "dogma")
+    if plus and (rule == "paper") != paper:
+        if paper:
+            return "DOGMA's margin step (margin_rule=dogma): Theorem 4 does not cover it"
+        return "Theorem 4's margin step (margin_rule=paper): its bound is projectron_plus_paper"
     if learner.kernel != "linear":
         return "a certificate gives a comparator in the linear kernel's space only"
     return None
@@ -149,6 +186,37 @@ def _applies(facts: RunFacts, plus: bool) -> str | None:
     if plus and geometry[1] ** 2 >= 2.0:
         return "R'² = R² + c² ≥ 2: the bound needs the vectors' squared radius below 2"
     return None
+
+
+def _paper_applies(facts: RunFacts) -> str | None:
+    reason = _learner(facts, plus=True, paper=True)
+    if reason:
+        return reason
+    if facts.presentations is None:
+        return "the presentations of each example are unknown"
+    geometry = augmented_geometry(facts)
+    if isinstance(geometry, str):
+        return geometry
+    radius = geometry[1]
+    if radius * radius > 1.0:
+        return "R'² = R² + c² > 1: Theorem 4 needs k(x, x) ≤ 1"
+    if reach(float(facts.learner.eta), radius) > float(facts.learner.eta):
+        return "η < 10⁻⁶R'²: the span tolerance, not η, decided some mistakes' projection"
+    return None
+
+
+def _paper_value(facts: RunFacts) -> BoundValue:
+    margins, _ = augmented_geometry(facts)
+    root = math.sqrt(float(facts.learner.eta))
+    gain = float(facts.learner.margin_gain_)
+    scales = _scales(1.0 / root, margins)
+    shown = np.asarray(facts.presentations, dtype=np.float64)
+    losses = np.maximum(1.0 - scales[:, None] * margins[None, :], 0.0) @ shown
+    values = [projectron_paper_bound(s, root, h, gain) for s, h in zip(scales, losses, strict=True)]
+    best = int(np.argmin(values))
+    details = {"comparator_norm": float(scales[best]), "hinge_sum": float(losses[best]),
+               "gain": gain}  # fmt: skip
+    return BoundValue(float(values[best]), details)
 
 
 def _scales(cap: float, margins: np.ndarray) -> np.ndarray:
@@ -229,6 +297,20 @@ REGISTRY.append(
             DERIVED,
             "lincls's own, for DOGMA's margin step (ℓ > δ²/η), which Orabona, Keshet & Caputo "
             "2009 Thm 4 (ℓ ≥ ‖δ‖/η) does not cover; proof in the docstring",
+        ),
+    )
+)
+REGISTRY.append(
+    BoundSpec(
+        "projectron_plus_paper",
+        _paper_applies,
+        _paper_value,
+        family=A_POSTERIORI,
+        sequence=True,
+        source=Source(
+            PUBLISHED,
+            "Orabona, Keshet & Caputo 2009, JMLR 10, Thm 4 (read in the JMLR text), for its "
+            "margin step (margin_rule=paper, ℓ ≥ ‖δ‖/η)",
         ),
     )
 )

@@ -17,7 +17,19 @@ Projectron++ also acts on a margin error (0 < y_t f(x_t) < 1), with ℓ_t = 1 �
 ‖P k_t‖² = K'(x_t, x_t) − δ_t²: where ℓ_t − δ_t²/η > 0 (and ‖P k_t‖² > 0) it steps along the
 projection only, α += β_t y_t d with β_t = min(ℓ_t/‖P k_t‖², 1, 2(ℓ_t − δ_t²/η)/‖P k_t‖²); S
 never grows there. Here η is compared with the squared distance δ_t² (the paper writes its rules
-in terms of δ_t; the two conventions differ by the square root of η).
+in terms of δ_t; the two conventions differ by the square root of η). That margin step is the
+rule of Orabona's DOGMA code (``margin_rule="dogma"``, the default), which the paper's Theorem 4
+does not cover.
+
+``margin_rule="paper"`` takes Theorem 4's margin step instead (Orabona, Keshet & Caputo 2009, as
+recorded in the statement read: a margin step on 0 < y f(x) < 1 when ℓ_t ≥ ‖δ_t‖/η_p, with
+0 < τ_t < min{2(ℓ_t − ‖δ_t‖/η_p)/‖P k_t‖², 1}), the paper's η_p being √η here (its mistake
+steps project when ‖δ_t‖ ≤ η_p, i.e. δ_t² ≤ η). At ℓ_t = ‖δ_t‖/η_p that interval is empty, so a
+step is taken where ℓ_t − δ_t/√η > 0 (and ‖P k_t‖² > 0), of τ_t = min{(ℓ_t − δ_t/√η)/‖P k_t‖²,
+½}: the midpoint of the interval's first bound (the τ that makes the step's term of the theorem's
+B = Σ τ_t(2ℓ_t − τ_t‖P k_t‖² − 2‖δ_t‖/η_p) largest), capped at ½ to stay strictly below 1. The
+statement read does not give the algorithm's own τ; any τ in the interval is covered. The run
+records B (``margin_gain_``) for the theorem's bound (``lincls.bounds.projectron``).
 
 The paper compares δ_t² with η alone. But δ_t² is computed as a difference, K'(x_t, x_t) − k_tᵀd,
 with an error of about ε·K'(x_t, x_t)·cond(K_S): with η fixed and the data scaled up, a vector
@@ -35,10 +47,10 @@ so S is linearly independent in feature space: |S| ≤ d (+1 with a bias) for th
 ≤ C(d + p, p) for the polynomial one; for RBF the paper bounds |S| through η. There is no fixed
 B: the storage doubles as S grows. Each example presented costs O(|S|·d + |S|²).
 
-Mistake bounds: ``lincls.bounds.projectron`` (``projectron``, a priori, and ``projectron_plus``,
-a posteriori), derived there by the paper's argument for this rule (its own statements could not
-be checked against its text), for the linear kernel, with η in them replaced by
-max(η, ϵR'²), the most a projected mistake's δ_t² can be.
+Mistake bounds: ``lincls.bounds.projectron``: ``projectron`` (a priori) and ``projectron_plus``
+(a posteriori, DOGMA's rule), derived there by the paper's argument for these rules, for the
+linear kernel, with η in them replaced by max(η, ϵR'²), the most a projected mistake's δ_t² can
+be; and ``projectron_plus_paper``, Theorem 4 as published, for ``margin_rule="paper"`` only.
 """
 
 from __future__ import annotations
@@ -47,7 +59,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from lincls.errors import LinclsInputError, check_number
+from lincls.errors import LinclsInputError, check_choice, check_number
 from lincls.learners._budget import (
     BudgetKernelClassifier,
     csr_arrays,
@@ -62,6 +74,9 @@ START_CAPACITY = 16  # support rows allocated at first; doubled whenever S outgr
 # ϵ: a mistake's x_t within squared distance ϵ·K'(x_t, x_t) of the span of S is projected
 # whatever η is (module docstring: a smaller δ² is rounding)
 SPAN_TOLERANCE = 1e-6
+# τ's cap under Theorem 4's rule, which needs τ < 1 strictly (module docstring)
+PAPER_STEP_CAP = 0.5
+MARGIN_RULES = ("dogma", "paper")
 
 
 @njit(cache=True, nogil=True)
@@ -89,9 +104,9 @@ def _grow_inverse(kinv, dvec, size, delta2):
 
 
 @njit(cache=True, nogil=True)
-def _decide(label, f, kii, kd, eta, plus):
+def _decide(label, f, kii, kd, eta, plus, paper):
     """(action, β): 0 nothing, 1 a projected mistake step, 2 add x_t, 3 a projected margin step
-    of β (Projectron++); ``kd`` = k_tᵀ d."""
+    of β (Projectron++, DOGMA's rule or, with ``paper``, Theorem 4's); ``kd`` = k_tᵀ d."""
     margin = label * f
     delta2 = kii - kd
     if delta2 < 0.0:
@@ -102,9 +117,23 @@ def _decide(label, f, kii, kd, eta, plus):
         return 0, 0.0
     loss = 1.0 - margin
     projected = kii - delta2
+    if paper:
+        # ℓ − ‖δ‖/η_p with η_p = √η; at 0 Theorem 4 leaves no τ in (0, 0)
+        room = loss - np.sqrt(delta2 / eta)
+        if room <= 0.0 or projected <= 0.0:
+            return 0, 0.0
+        return 3, min(room / projected, PAPER_STEP_CAP)
     if loss - delta2 / eta <= 0.0 or projected <= 0.0:
         return 0, 0.0
     return 3, min(loss / projected, 1.0, 2.0 * (loss - delta2 / eta) / projected)
+
+
+@njit(cache=True, nogil=True)
+def _gain(label, f, kii, kd, eta, beta):
+    """τ(2ℓ − τ‖P k‖² − 2‖δ‖/η_p) of a margin step of τ = β under Theorem 4's rule: its term
+    of the theorem's B."""
+    delta2 = max(kii - kd, 0.0)
+    return beta * (2.0 * (1.0 - label * f) - beta * (kii - delta2) - 2.0 * np.sqrt(delta2 / eta))
 
 
 @njit(cache=True, nogil=True)
@@ -122,12 +151,14 @@ def _apply(action, beta, label, coef, dvec, kinv, size, delta2):
 @njit(cache=True, nogil=True)
 def projectron_pass_dense(
     X, sq, y, order, sv, sv_sq, coef, size, kind, degree, gamma, bias_sq, kinv, eta, plus,
-    row, dvec, mistake_rows, mistake_steps, sizes, start, counts,
+    paper, row, dvec, mistake_rows, mistake_steps, sizes, start, counts, gain,
 ):  # fmt: skip
     """Steps ``start``… of one (Projectron or ++) pass over dense ``X[order]``.
 
-    ``counts`` = [mistakes, updates] so far. Returns the step it stopped at: ``order.shape[0]``
-    when done, earlier when x_t must join a full store (nothing of that step done yet).
+    ``counts`` = [mistakes, updates] so far; ``gain`` = [B], Theorem 4's sum over the margin
+    steps of the paper's rule (``paper``), so far. Returns the step it stopped at:
+    ``order.shape[0]`` when done, earlier when x_t must join a full store (nothing of that step
+    done yet).
     """
     for k in range(start, order.shape[0]):
         t = order[k]
@@ -138,13 +169,15 @@ def projectron_pass_dense(
             f += coef[s] * row[s]
         kii = self_kernel(sq[t], kind, degree, gamma, bias_sq)
         kd = _project(row, kinv, m, dvec)
-        action, beta = _decide(y[t], f, kii, kd, eta, plus)
+        action, beta = _decide(y[t], f, kii, kd, eta, plus, paper)
         if action == 2 and m == sv.shape[0]:
             return k
         if action == 1 or action == 2:
             mistake_rows[counts[0]] = t
             mistake_steps[counts[0]] = k
             counts[0] += 1
+        if action == 3 and paper:
+            gain[0] += _gain(y[t], f, kii, kd, eta, beta)
         if action != 0:
             counts[1] += 1
             _apply(action, beta, y[t], coef, dvec, kinv, size, max(kii - kd, 0.0))
@@ -157,7 +190,7 @@ def projectron_pass_dense(
 @njit(cache=True, nogil=True)
 def projectron_pass_csr(
     data, indices, indptr, sq, y, order, sv, sv_sq, coef, size, kind, degree, gamma, bias_sq,
-    kinv, eta, plus, row, dvec, mistake_rows, mistake_steps, sizes, start, counts,
+    kinv, eta, plus, paper, row, dvec, mistake_rows, mistake_steps, sizes, start, counts, gain,
 ):  # fmt: skip
     """``projectron_pass_dense`` for CSR rows (sorted indices): the same numbers bit for bit."""
     for k in range(start, order.shape[0]):
@@ -170,13 +203,15 @@ def projectron_pass_csr(
             f += coef[s] * row[s]
         kii = self_kernel(sq[t], kind, degree, gamma, bias_sq)
         kd = _project(row, kinv, m, dvec)
-        action, beta = _decide(y[t], f, kii, kd, eta, plus)
+        action, beta = _decide(y[t], f, kii, kd, eta, plus, paper)
         if action == 2 and m == sv.shape[0]:
             return k
         if action == 1 or action == 2:
             mistake_rows[counts[0]] = t
             mistake_steps[counts[0]] = k
             counts[0] += 1
+        if action == 3 and paper:
+            gain[0] += _gain(y[t], f, kii, kd, eta, beta)
         if action != 0:
             counts[1] += 1
             _apply(action, beta, y[t], coef, dvec, kinv, size, max(kii - kd, 0.0))
@@ -197,6 +232,9 @@ class Projectron(BudgetKernelClassifier):
         Projectron++ also weighs its margin steps with it, so there η > 0.
     plus : bool
         Projectron++: also a projected step on a margin error (0 < y f(x) < 1).
+    margin_rule : "dogma" or "paper"
+        Projectron++'s margin step: "dogma" where ℓ > δ²/η (Orabona's DOGMA code), "paper" where
+        ℓ > δ/√η, Orabona, Keshet & Caputo's Theorem 4 (module docstring). No effect without plus.
     kernel, degree, gamma, bias : as ``KernelPerceptron``'s (the bias a feature of each vector)
     max_passes, stop_when_converged, shuffle, random_state : as ``Perceptron``'s
 
@@ -207,6 +245,9 @@ class Projectron(BudgetKernelClassifier):
     kernel_radius_, bias_feature_, zero_init_ : as ``KernelPerceptron``'s
     mistakes_, updates_, ... : the online record; updates count every mistake and every
         Projectron++ margin step taken
+    margin_gain_ : float
+        B = Σ τ(2ℓ − τ‖P k‖² − 2δ/√η) over the margin steps of ``margin_rule="paper"`` (0
+        otherwise), Theorem 4's B
     """
 
     bound_family = "projectron"
@@ -215,6 +256,7 @@ class Projectron(BudgetKernelClassifier):
         self,
         eta: float = 0.1,
         plus: bool = False,
+        margin_rule: str = "dogma",
         kernel: str = "linear",
         degree: int = 2,
         gamma: float = 1.0,
@@ -226,6 +268,7 @@ class Projectron(BudgetKernelClassifier):
     ):
         self.eta = eta
         self.plus = plus
+        self.margin_rule = margin_rule
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -240,6 +283,11 @@ class Projectron(BudgetKernelClassifier):
         if not isinstance(self.plus, bool | np.bool_):
             raise LinclsInputError("plus", f"must be true or false, got {self.plus!r}")
         check_number("eta", self.eta, low=0, low_open=bool(self.plus))
+        check_choice("margin_rule", self.margin_rule, MARGIN_RULES)
+
+    def _reset_record(self) -> None:
+        super()._reset_record()
+        self.margin_gain_ = 0.0
 
     def _capacity(self, X) -> int:
         self._kinv = np.zeros((START_CAPACITY, START_CAPACITY))
@@ -264,11 +312,13 @@ class Projectron(BudgetKernelClassifier):
         rows, steps = self._mistake_buffers(n)
         sizes = np.empty(n, dtype=np.int64)
         counts = np.zeros(2, dtype=np.int64)
-        options = (float(self.eta), bool(self.plus))
+        gain = np.zeros(1)
+        options = (float(self.eta), bool(self.plus), self.margin_rule == "paper")
         start = 0
         while True:
             capacity = self._sv.shape[0]
-            work = (np.empty(capacity), np.empty(capacity), rows, steps, sizes, start, counts)
+            work = (np.empty(capacity), np.empty(capacity), rows, steps, sizes, start, counts,
+                    gain)  # fmt: skip
             state = (self._sv, self._sv_sq, self._coef, self._size, *self._codes(),
                      self._bias_sq, self._kinv, *options)  # fmt: skip
             if sp.issparse(X):
@@ -279,11 +329,14 @@ class Projectron(BudgetKernelClassifier):
                 break
             self._grow()
         self._size_parts.append(sizes)
+        self.margin_gain_ += float(gain[0])
         mistakes = int(counts[0])
         return mistakes, int(counts[1]), rows[:mistakes], steps[:mistakes]
 
 
 __all__ = [
+    "MARGIN_RULES",
+    "PAPER_STEP_CAP",
     "SPAN_TOLERANCE",
     "START_CAPACITY",
     "Projectron",
