@@ -301,15 +301,24 @@ def test_installed_lincls_logs_to_lincls_home(venv, tmp_path):
 
 
 IMPORTS = """
-import importlib.resources, importlib.util, json, sys
-import lincls, lincls.conf, lincls.experiments.cli, lincls.experiments.run
-import lincls.experiments.report, hydra_plugins.lincls_sweeps.sweeper
+import importlib, importlib.resources, importlib.util, json, pkgutil, sys
+import hydra_plugins.lincls_sweeps, lincls
 from lincls.paths import project_root
+failed = {}
+for package in (lincls, hydra_plugins.lincls_sweeps):  # every module, as installed
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if not module.name.endswith(".__main__"):  # runs a command when imported
+            try:
+                importlib.import_module(module.name)
+            except Exception as exc:
+                failed[module.name] = repr(exc)
 from hydra.core.plugins import Plugins
 from hydra.plugins.launcher import Launcher
 from hydra.plugins.sweeper import Sweeper
 print(json.dumps({
     "files": [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())],
+    "failed": failed,
+    "imported": sorted(n for n in sys.modules if n.startswith(("lincls", "hydra_plugins.lincls"))),
     "lincls": lincls.__file__,
     "version": lincls.__version__,
     "top_level": [n for n in ("experiments", "conf") if importlib.util.find_spec(n)],
@@ -333,6 +342,16 @@ def test_installed_package_imports_nothing_from_the_checkout(venv, tmp_path):
         "site-packages/lincls/__init__.py"
     )
     assert site["version"] == VERSION
+    assert site["failed"] == {}  # every module of the wheel imports in the installed layout
+    # the walk imported every module the checkout has, each from the venv (below)
+    modules = {
+        package_of(f) if p.stem == "__init__" else f"{package_of(f)}.{p.stem}"
+        for f in code_folders()
+        for p in f.glob("*.py")
+        if p.stem != "__main__"
+    }
+    assert "lincls.experiments.api" in modules and "hydra_plugins.lincls_sweeps.sweeper" in modules
+    assert not modules - set(site["imported"]), sorted(modules - set(site["imported"]))
     assert site["top_level"] == []  # no generic top-level experiments or conf package
     assert site["project_root"] == "None"  # installed: no source tree to find
     # Hydra finds the plugins in the installed namespace, beside the launchers from the lock
