@@ -23,6 +23,9 @@ GROUPS = ("learner", "dataset")  # the config groups a user chooses an option of
 SCHEMA_SUFFIX = "_schema"  # the structured config behind a YAML option: not an option itself
 HELP_FLAGS = ("-h", "--help")
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+# Hydra's options that take a value (the next argument), so that value is no override
+VALUED = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn", "--cfg", "-c",
+          "--package", "-p", "--info", "-i", "--experimental-rerun")  # fmt: skip
 WIDTH = 96
 
 
@@ -140,21 +143,30 @@ def store_uri(value: str, field: str = "--store") -> str:
 def with_store(argv: Sequence[str]) -> list[str]:
     """``lincls run``'s arguments with ``--store URI`` (or ``--store=URI``) as the override
     ``tracking.uri='URI'``, quoted so that no character of the URI is read as Hydra's syntax
-    (a comma would make a sweep)."""
-    out: list[str] = []
+    (a comma would make a sweep), and put among the other overrides: Hydra's parser takes its
+    overrides as one run of arguments (``-m a=1 --config-dir d b=2`` is refused)."""
+    rest: list[str] = []
+    stores: list[str] = []
     items = list(argv)
     while items:
         arg = items.pop(0)
-        if arg == "--store" or arg.startswith("--store="):
-            if arg == "--store":
-                if not items:
-                    raise LinclsInputError("--store", "needs a tracking URI or a .db file's path")
-                value = items.pop(0)
-            else:
-                value = arg.partition("=")[2]
-            uri = store_uri(value)
-            quoted = uri.replace("\\", "\\\\").replace("'", "\\'")
-            out.append(f"tracking.uri='{quoted}'")
+        if arg != "--store" and not arg.startswith("--store="):
+            rest.append(arg)
+            continue
+        if arg == "--store":
+            if not items:
+                raise LinclsInputError("--store", "needs a tracking URI or a .db file's path")
+            value = items.pop(0)
         else:
-            out.append(arg)
-    return out
+            value = arg.partition("=")[2]
+        quoted = store_uri(value).replace("\\", "\\\\").replace("'", "\\'")
+        stores.append(f"tracking.uri='{quoted}'")
+    first = next(
+        (
+            i
+            for i, arg in enumerate(rest)
+            if "=" in arg and not arg.startswith("-") and (i == 0 or rest[i - 1] not in VALUED)
+        ),
+        len(rest),
+    )
+    return [*rest[:first], *stores, *rest[first:]]
