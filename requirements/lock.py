@@ -1,10 +1,11 @@
 """Remake the pinned installs from pyproject.toml: ``make lock`` (``make lock UPGRADE=1``).
 
-``test.lock`` is pyproject's dependencies with the dev, postgres and ray extras; ``run.lock`` the
-dependencies alone, at test.lock's versions. uv's resolver pins every package, transitive ones
-included, for every platform and Python the project supports (markers where they differ), with
-the hashes of their files, so ``pip install -r`` installs exactly these. A pin already in a lock
-is kept while it still satisfies pyproject (``--upgrade`` takes the newest the ranges allow).
+``test.lock`` is pyproject's dependencies with the dev, postgres, ray and docs extras;
+``run.lock`` the dependencies alone, at test.lock's versions. uv's resolver pins every package,
+transitive ones included, for every platform and Python the project supports (markers where they
+differ), with the hashes of their files, so ``pip install -r`` installs exactly these. A pin
+already in a lock is kept while it still satisfies pyproject (``--upgrade`` takes the newest the
+ranges allow).
 
 Each lock starts with the sha256 of pyproject's dependency lists; tests/test_lock.py recomputes it,
 so a pyproject changed without ``make lock`` fails the suite.
@@ -24,11 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RUN_LOCK = ROOT / "requirements" / "run.lock"
 TEST_LOCK = ROOT / "requirements" / "test.lock"
-TEST_EXTRAS = ("dev", "postgres", "ray")
+TEST_EXTRAS = ("dev", "postgres", "ray", "docs")
 DIGEST_LINE = "# pyproject-sha256: "
 HEADERS = {
     RUN_LOCK: "make run's packages: pyproject.toml's dependencies and all they need, pinned.",
-    TEST_LOCK: "make test's packages: run.lock's with the dev, postgres and ray extras, pinned.",
+    TEST_LOCK: "make test's packages: run.lock's with the dev, postgres, ray and docs extras.",
 }
 
 
