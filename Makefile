@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 # Pinned installs (`make lock` remakes them from pyproject.toml): run.lock is what a run needs,
 # test.lock adds the extras dev (tests and lint), postgres (the driver of `make server
-# DB=postgresql://…`) and ray (Hydra's Ray launcher) at the same versions.
+# DB=postgresql://…`), ray (Hydra's Ray launcher) and docs (MkDocs) at the same versions.
 RUN_LOCK := requirements/run.lock
 TEST_LOCK := requirements/test.lock
 RUN_STAMP := $(VENV)/.installed-run
@@ -23,7 +23,7 @@ PORT ?= 5000
 STORE := sqlite:///$(abspath results/mlflow.db)
 ARTIFACTS := $(abspath results/mlartifacts)
 
-.PHONY: run test lint bench ui server setup lock system clean fs99 kwa97 second_order
+.PHONY: run test lint docs bench ui server setup lock system clean fs99 kwa97 second_order
 
 $(UV):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -94,13 +94,18 @@ second_order: $(TEST_STAMP)
 	$(PY) -m lincls.experiments.run -m experiment=second_order hydra.launcher.n_jobs=2
 	$(PY) -m lincls.experiments.report second_order
 
-## test: lint, format check and the whole suite on every core (the cluster tests one at a time)
-test: $(TEST_STAMP) system lint
+## test: lint, format check, the docs and the whole suite on every core (the cluster tests one at a
+## time)
+test: $(TEST_STAMP) system lint docs
 	$(PY) -m pytest -q -n auto --dist loadgroup
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+
+## docs: the documentation site into site/ (a broken link, anchor or API reference fails the build)
+docs: $(TEST_STAMP)
+	$(PY) -m mkdocs build --strict --quiet --site-dir site
 
 ## bench: speed against the peer implementations, written to results/bench.md
 bench: $(RUN_STAMP)

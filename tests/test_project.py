@@ -114,7 +114,8 @@ def test_ci_runs_make_test():
 
 def test_readme_opens_with_make_run_and_make_test():
     first_block = (ROOT / "README.md").read_text().split("```")[1]
-    commands = [line.split("#")[0].strip() for line in first_block.splitlines()[1:]]
+    lines = first_block.splitlines()[1:]
+    commands = [line.split("#")[0].removeprefix("$ ").strip() for line in lines]
     assert commands[:2] == ["make run", "make test"]
 
 
@@ -130,13 +131,13 @@ def test_results_are_ignored_apart_from_their_readme():
     assert (ROOT / "results" / "README.md").is_file()
 
 
-def readme_bullet(title: str) -> set[str]:
-    """The plain names in backticks of the README's bullet ``- **<title>**``."""
+def readme_row(title: str) -> set[str]:
+    """The plain names in backticks of the row ``| [<title>](…) | … |`` of the README's table."""
     text = (ROOT / "README.md").read_text()
-    bullet = text.split(f"- **{title}**", 1)[1].split("\n- ", 1)[0]
-    return set(re.findall(r"`([a-z_0-9]+)`", bullet))
+    row = text.split(f"| [{title}](", 1)[1].split("\n", 1)[0]
+    return set(re.findall(r"`([a-z_0-9]+)`", row))
 
 
-@pytest.mark.parametrize(("title", "group"), [("Data.", "dataset"), ("Learners", "learner")])
+@pytest.mark.parametrize(("title", "group"), [("Datasets", "dataset"), ("Learners", "learner")])
 def test_readme_lists_every_config_option(title, group):
-    assert readme_bullet(title) == {path.stem for path in (ROOT / "conf" / group).glob("*.yaml")}
+    assert readme_row(title) == {path.stem for path in (ROOT / "conf" / group).glob("*.yaml")}

@@ -104,7 +104,8 @@ def peer_checks() -> dict[str, list[str]]:
         peers = {
             alias.asname or alias.name
             for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PEER_PACKAGES
+            if isinstance(node, ast.ImportFrom)
+            and (node.module or "").split(".")[0] in PEER_PACKAGES
             for alias in node.names
             if alias.name[0].isupper() and not alias.name.endswith(("Warning", "Error"))
         }
@@ -170,12 +171,17 @@ def learners_page() -> str:
                     specs.append(spec.name)
         yaml = CONF / "learner" / f"{name}.yaml"
         out += [f"## `{name}`", "", f"`{cls.__module__}.{cls.__name__}`", ""]
-        out += [doc_text(cls), ""]
+        rule, _, rest = doc_text(cls).partition("\n\n")
+        out += [" ".join(rule.split()), ""]
+        if rest.strip():  # numpydoc sections: as written, not as Markdown headings
+            out += ['??? note "Its docstring: parameters and attributes"', "", "    ```text"]
+            out += [f"    {line}".rstrip() for line in rest.splitlines()]
+            out += ["    ```", ""]
         if yaml_title(yaml):
             out += [f"Its config file says: {yaml_title(yaml)}", ""]
         out += [f"**Bound family:** {family_text}."]
         if specs:
-            links = ", ".join(f"[`{s}`](bounds.md#{s.replace('_', '-')})" for s in specs)
+            links = ", ".join(f"[`{s}`](bounds.md#{s})" for s in specs)
             out += [f"**Bounds that may apply:** {links} (each checks the run's options)."]
         out.append("")
         schema = LEARNER_SCHEMAS.get(name)
@@ -230,12 +236,14 @@ def bounds_page() -> str:
         families = sorted(bound_family_literals(module) & known_families())
         best = "yes" if spec.best is not None else "no (not a convex set, or not defined)"
         about = "the presented sequence" if spec.sequence else "every sequence of its γ and R"
+        if spec.kind != "mistakes":
+            about = "the final hypothesis's expected test error"
         fam = "a posteriori" if spec.family == bounds.A_POSTERIORI else "a priori"
         out.append(
-            f"| [`{spec.name}`](#{spec.name.replace('_', '-')}) | {spec.kind} | {fam} | {about} "
+            f"| [`{spec.name}`](#{spec.name}) | {spec.kind} | {fam} | {about} "
             f"| {best.split(' ')[0]} | {status} |"
         )
-        sections += [f"## `{spec.name}`", ""]
+        sections += [f"## `{spec.name}` {{ #{spec.name} }}", ""]
         where = f"{module.__name__}.{func.__name__}" if func else module.__name__
         sections += [f"`{where}`", "", statement or first_paragraph(module), ""]
         sections += [
