@@ -64,7 +64,11 @@ from lincls.bounds.margin import margin_perceptron_bound
 from lincls.bounds.multiclass import mira_bound, multiclass_perceptron_bound
 from lincls.bounds.passive_aggressive import pa1_bound, pa2_bound, pa_bound
 from lincls.bounds.perceptron import novikoff, novikoff_2r, novikoff_bias
-from lincls.bounds.projectron import projectron_bound, projectron_plus_bound
+from lincls.bounds.projectron import (
+    projectron_bound,
+    projectron_paper_bound,
+    projectron_plus_bound,
+)
 from lincls.bounds.romma import romma_bound
 from lincls.bounds.second_order import second_order_bound
 from lincls.bounds.winnow import winnow1_bound, winnow2_bound
@@ -186,6 +190,7 @@ __all__ = [
     "plugin_bounds",
     "projectron",
     "projectron_bound",
+    "projectron_paper_bound",
     "projectron_plus_bound",
     "rbp_expected_bound",
     "romma",
