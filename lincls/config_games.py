@@ -46,3 +46,14 @@ class DisjunctionGameConfig(GameConfig):
     k: int = 1
     adversary: str = "littlestone"
     extend: bool = True
+
+
+@dataclass
+class SearchConfig(GameConfig):
+    """A run on the worst case a search finds for its learner and ``bound``
+    (``lincls.search.game``)."""
+
+    name: str = "search"
+    bound: str = "novikoff"
+    method: str = "adaptive"
+    seconds: float = 20.0

@@ -14,6 +14,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import SI
 
 from lincls.config import DATASET_SCHEMAS, LEARNER_SCHEMAS
+from lincls.config_games import SearchConfig
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Mnist5kConfig:
 
 
 STUDY_LEARNERS = {"kernel_voted_perceptron": KernelVotedPerceptronConfig, "svm": MaxMarginSVCConfig}
-STUDY_DATASETS = {"mnist_5k": Mnist5kConfig}
+STUDY_DATASETS = {"mnist_5k": Mnist5kConfig, "search": SearchConfig}  # search: its options
 LEARNER_SCHEMAS.update(STUDY_LEARNERS)
 DATASET_SCHEMAS.update(STUDY_DATASETS)
 # stored now too: ``register_configs`` may have run before this module was imported

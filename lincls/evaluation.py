@@ -304,5 +304,6 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     tags.update(margin_tags)
     params, column_artifacts = measures.column_map(dataset)
     artifacts.update(column_artifacts)
+    artifacts.update(dataset.params.get("artifacts") or {})  # a searched instance's files
     tags["dataset.fingerprint"] = dataset.fingerprint
     return RunOutcome(None, metrics, tags, curves, learner, dataset, params, artifacts)

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import lincls.search  # noqa: F401  (registers dataset=search, whose game is a search)
 from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare

@@ -3,6 +3,7 @@ an svmlight file, and the shipped PlayTennis table."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -39,6 +40,7 @@ def load_csv(
     categorical: Sequence[str] = (),
     field: str = "path",
     name: str | None = None,
+    certificate: str | None = None,
 ) -> Dataset:
     """Read a CSV with a header; ``label_column`` holds the labels, every other column a feature.
 
@@ -101,20 +103,34 @@ def load_csv(
                 " (or write the classes as text)",
             )
     train, test = split_indices(X.shape[0], test_fraction, seed)
-    return Dataset.plain(
-        name=name or path.stem,
-        X=X[train],
-        y=y[train],
-        X_test=X[test],
-        y_test=y[test],
-        params={
-            "path": str(path),
-            "label_column": label_column,
-            "test_fraction": test_fraction,
-            "columns": columns,
-            "classes": [c.item() if hasattr(c, "item") else c for c in np.unique(y)],
-        },
-    )
+    data = dict(name=name or path.stem, X=X[train], y=y[train], X_test=X[test], y_test=y[test])
+    params = {
+        "path": str(path),
+        "label_column": label_column,
+        "test_fraction": test_fraction,
+        "columns": columns,
+        "classes": [c.item() if hasattr(c, "item") else c for c in np.unique(y)],
+    }
+    if certificate is None:
+        return Dataset.plain(**data, params=params)
+    u, b = read_certificate(certificate, X.shape[1])
+    return Dataset.certified(**data, u=u, b=b, params=params)
+
+
+def read_certificate(path: str | Path, width: int) -> tuple[np.ndarray, float]:
+    """The separator (u, b) a JSON file ``{"u": [...], "b": ...}`` gives the data it sits
+    beside (a searched instance's ``certificate.json``): what certifies data a CSV cannot carry,
+    e.g. the disjunction Winnow's bounds read."""
+    try:
+        record = json.loads(Path(path).read_text())
+        u, b = np.asarray(record["u"], dtype=np.float64), float(record["b"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LinclsInputError("certificate", f"{path}: not a certificate ({exc})") from None
+    if u.shape != (width,) or not np.all(np.isfinite(u)) or not np.isfinite(b):
+        raise LinclsInputError(
+            "certificate", f"{path}: u must be {width} finite numbers and b finite"
+        )
+    return u, b
 
 
 def _check_unique_header(path: Path, field: str) -> None:

@@ -79,11 +79,16 @@ def target_of(bound: str, learner: dict | None = None, passes: int | None = None
     return Target(build_learner(config, passes, 0), bound, passes, overrides, plan.max_radius)
 
 
-def search(target: Target, seconds: float, seed: int = 0) -> Found:
-    """The adversary of the target's plan, for about ``seconds``."""
+def search(target: Target, seconds: float, seed: int = 0, method: str | None = None) -> Found:
+    """The search ``method`` (adaptive, boolean, blackbox; None: the target's plan's adversary)
+    against the target, for about ``seconds``."""
     from lincls.search.adaptive import adaptive_search
+    from lincls.search.blackbox import blackbox_search
     from lincls.search.boolean import boolean_search
 
-    adversary = PLANS[target.bound].adversary if target.bound in PLANS else "adaptive"
-    run: Callable[..., Found] = boolean_search if adversary == "boolean" else adaptive_search
-    return run(target, seconds=seconds, seed=seed)
+    if method is None:
+        method = PLANS[target.bound].adversary if target.bound in PLANS else "adaptive"
+    runs: dict[str, Callable[..., Found]] = {
+        "adaptive": adaptive_search, "boolean": boolean_search, "blackbox": blackbox_search
+    }  # fmt: skip
+    return runs[method](target, seconds=seconds, seed=seed)
