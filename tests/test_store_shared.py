@@ -4,7 +4,8 @@ SQLite's locks are POSIX record locks, held per process: closing any descriptor 
 file drops all of them, even one opened by ``open()`` to read its header. A process that had its
 connection's lock dropped so looked, to the next process closing the store (``lincls report``'s
 check of it), like no reader at all: that process checkpointed and deleted the WAL the first one
-still mapped, whose next query then read "database disk image is malformed".
+still mapped, which from then on read the store as it had been (a small store) or "database disk
+image is malformed" (a large one), in a new engine too.
 """
 
 from __future__ import annotations
