@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lincls.games._play import present, start, wrong_label
-from lincls.search.instance import Found, Scored, Target, score
+from lincls.search.instance import Found, Scored, Target, out_of_time, score
 
 FAMILIES = ("fresh", "span", "unsure")
 
@@ -127,7 +127,7 @@ def adaptive_search(
                     children.append(_State(learner_j, X, y, used, scored))
                     if best is None or scored.key > best.scored.key:
                         best = Found(target, "adaptive", X, y, scored, 0.0, 0)
-            if not children or time.perf_counter() > deadline:
+            if not children or out_of_time(deadline, seconds / len(radii), best):
                 break
             children.sort(key=lambda s: s.scored.key, reverse=True)
             beam_states = children[:beam]

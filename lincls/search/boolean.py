@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from lincls.games._play import errs, present, start
-from lincls.search.instance import Found, Scored, Target, score
+from lincls.search.instance import Found, Scored, Target, out_of_time, score
 
 SIZES = ((16, 1), (64, 1), (64, 2))  # (n attributes, r relevant) searched
 
@@ -102,7 +102,7 @@ def boolean_search(
                     children.append((scored.key, child, X2, y2))
                     if best is None or scored.key > best.scored.key:
                         best = Found(target, "boolean", X2, y2, scored, 0.0, 0, u, b)
-            if not children or time.perf_counter() > deadline:
+            if not children or out_of_time(deadline, seconds / len(sizes), best):
                 break
             children.sort(key=lambda c: c[0], reverse=True)
             states = [c[1:] for c in children[:beam]]

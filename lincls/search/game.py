@@ -31,7 +31,7 @@ from lincls.registry import LEARNERS
 from lincls.search.instance import Found, Target, dataset_of, to_csv
 from lincls.search.targets import PLANS, search
 
-METHODS = ("adaptive", "boolean", "blackbox")
+METHODS = ("adaptive", "boolean")
 INSTANCE_FILE = "dataset/instance.csv"
 SEARCH_FILE = "dataset/search.json"
 CERTIFICATE_FILE = "dataset/certificate.json"  # u and b, for ``dataset.certificate``
@@ -70,6 +70,10 @@ class SearchGame(Game):
         plan = PLANS[self.bound]
         target = Target(clone(learner), self.bound, int(passes), (), plan.max_radius)
         found = search(target, self.seconds, self.seed, self.method)
+        if np.unique(found.y).shape[0] < 2:
+            raise LinclsInputError(
+                "dataset.seconds", f"the search found no instance of two classes in "
+                f"{found.seconds:.1f} s against {self.bound}: give it more time")  # fmt: skip
         dataset = dataset_of(found.X, found.y, found.u, found.b)
         dataset.params["artifacts"] = artifacts(found, learner)
         shown = fit_in_order(learner, dataset.X, dataset.y, "fixed", 0, self.seed)
@@ -84,8 +88,8 @@ def make_search_game(
     check_choice("bound", bound, sorted(PLANS))
     check_choice("method", method, METHODS)
     boolean = PLANS[bound].adversary == "boolean"
-    if (method == "adaptive" and boolean) or (method == "boolean" and not boolean):
-        wanted = "boolean or blackbox" if boolean else "adaptive or blackbox"
+    if boolean != (method == "boolean"):
+        wanted = "boolean" if boolean else "adaptive"
         raise LinclsInputError("method", f"{bound} is searched by {wanted}, got {method!r}")
     check_number("seconds", seconds, low=0, low_open=True, high=3600)
     check_number("seed", seed, low=0, integer=True)

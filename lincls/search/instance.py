@@ -13,6 +13,7 @@ theorem's own class, by the same numbers a replay of the CSV logs.
 from __future__ import annotations
 
 import io
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,14 @@ class Found:
     def ratio(self) -> float | None:
         """The instance's mistakes / bound, as a run logs it."""
         return self.scored.ratio
+
+
+def out_of_time(deadline: float, share: float, best: Found | None) -> bool:
+    """Whether a search is past ``deadline``; while nothing it scored has a ratio, past it by
+    another ``share`` (the radius's part of the budget): a short budget on a busy machine, whose
+    first runs are slow, still ends on an instance the run can score."""
+    late = time.perf_counter() - deadline
+    return late > 0 if best is not None and best.ratio is not None else late > share
 
 
 def dataset_of(X: np.ndarray, y: np.ndarray, u=None, b: float = 0.0) -> Dataset:

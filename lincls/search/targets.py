@@ -80,15 +80,12 @@ def target_of(bound: str, learner: dict | None = None, passes: int | None = None
 
 
 def search(target: Target, seconds: float, seed: int = 0, method: str | None = None) -> Found:
-    """The search ``method`` (adaptive, boolean, blackbox; None: the target's plan's adversary)
-    against the target, for about ``seconds``."""
+    """The search ``method`` (adaptive or boolean; None: the target's plan's adversary) against
+    the target, for about ``seconds``."""
     from lincls.search.adaptive import adaptive_search
-    from lincls.search.blackbox import blackbox_search
     from lincls.search.boolean import boolean_search
 
     if method is None:
         method = PLANS[target.bound].adversary if target.bound in PLANS else "adaptive"
-    runs: dict[str, Callable[..., Found]] = {
-        "adaptive": adaptive_search, "boolean": boolean_search, "blackbox": blackbox_search
-    }  # fmt: skip
+    runs: dict[str, Callable[..., Found]] = {"adaptive": adaptive_search, "boolean": boolean_search}
     return runs[method](target, seconds=seconds, seed=seed)
