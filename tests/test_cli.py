@@ -16,14 +16,14 @@ import pytest
 from clusters import free_port, wait_until
 from conftest import ROOT, runs_of
 from hydra.core.config_store import ConfigStore
-from lincls.experiments import run
+from lincls.experiments import cli, run
 from lincls.experiments.arguments import group_options, run_help, store_uri, with_store
 
 import lincls
 from lincls.errors import LinclsInputError
 
 TINY = ["dataset.n=40", "dataset.d=2", "dataset.n_test=10", "certificates.svm=false", "passes=2"]
-USAGE = "usage: lincls {run,report,ui} [arguments] | --version  (lincls <command> --help: each)"
+USAGE = cli.usage()  # the commands of cli.COMMANDS, each with its own --help
 
 
 def lincls_command(args: list[str], cwd: Path, env: dict | None = None, timeout: float = 300):
@@ -46,13 +46,15 @@ def test_version_and_help_name_the_commands(tmp_path):
     assert (done.returncode, done.stdout) == (0, f"lincls {lincls.__version__}\n")
     done = lincls_command(["--help"], tmp_path)
     assert done.returncode == 0 and done.stdout.splitlines()[0] == USAGE
+    assert {"run", "report", "ui"} <= set(re.match(r"usage: lincls \{(.*?)\}", USAGE)[1].split(","))
     assert "lincls run -m experiment=bound_verification" in done.stdout
     assert "lincls report bound_verification" in done.stdout and "lincls ui" in done.stdout
     bare = lincls_command([], tmp_path)
     assert bare.returncode == 2 and bare.stdout.splitlines()[0] == USAGE
     wrong = lincls_command(["nosuch"], tmp_path)
     assert wrong.returncode == 2
-    assert wrong.stderr == "error: command: must be one of run, report, ui, got 'nosuch'\n"
+    commands = ", ".join(cli.COMMANDS)
+    assert wrong.stderr == f"error: command: must be one of {commands}, got 'nosuch'\n"
 
 
 def test_run_help_is_lincls_s_own_and_imports_neither_hydra_mlflow_nor_numba(tmp_path, monkeypatch):
