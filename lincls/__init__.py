@@ -1,7 +1,7 @@
 """lincls: linear classifiers of the perceptron family, their mistake bounds, and sweeps.
 
 From Python: ``lincls.run``, ``lincls.sweep``, ``lincls.studies`` and ``lincls.study``
-(``lincls.experiments.api``), loaded on first use, so ``import lincls`` stays cheap.
+(``lincls.api``), loaded on first use, so ``import lincls`` stays cheap.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -20,7 +20,7 @@ def __getattr__(name: str) -> Any:
     """``lincls.run`` and the rest of the API, imported when first asked for (they load the
     runner, MLflow's reader and the report, seconds of imports a plain ``import lincls`` skips)."""
     if name in API:
-        from lincls.experiments import api
+        from lincls import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'lincls' has no attribute {name!r}")

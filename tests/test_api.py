@@ -197,14 +197,14 @@ def _doctests(module, **globs) -> tuple[int, int]:
 
 
 def test_the_run_docstrings_run_as_written(no_default_store):
-    from lincls.experiments.api import result
+    from lincls.api import result
 
     failed, tried = _doctests(result)
     assert (failed, tried) == (0, 8)
 
 
 def test_the_study_docstrings_run_as_written(demo, tmp_path, monkeypatch):
-    study = importlib.import_module("lincls.experiments.api.study")  # the package's is a function
+    study = importlib.import_module("lincls.api.study")  # the package's is a function
     monkeypatch.setenv("MPLBACKEND", "Agg")
     store, found = demo
     failed, tried = _doctests(study, store=store, demo=found)
@@ -213,7 +213,7 @@ def test_the_study_docstrings_run_as_written(demo, tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_the_sweep_docstring_runs_as_written(tmp_path, monkeypatch):
-    sweep = importlib.import_module("lincls.experiments.api.sweep")
+    sweep = importlib.import_module("lincls.api.sweep")
     monkeypatch.setenv("LINCLS_HOME", str(tmp_path))
     failed, tried = _doctests(sweep, store=str(tmp_path / "mlflow.db"))
     assert (failed, tried) == (0, 2)

@@ -350,7 +350,7 @@ def test_installed_package_imports_nothing_from_the_checkout(venv, tmp_path):
         for p in f.glob("*.py")
         if p.stem != "__main__"
     }
-    assert "lincls.experiments.api" in modules and "hydra_plugins.lincls_sweeps.sweeper" in modules
+    assert "lincls.api" in modules and "hydra_plugins.lincls_sweeps.sweeper" in modules
     assert not modules - set(site["imported"]), sorted(modules - set(site["imported"]))
     assert site["top_level"] == []  # no generic top-level experiments or conf package
     assert site["project_root"] == "None"  # installed: no source tree to find
@@ -377,10 +377,6 @@ print(json.dumps({
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("wheel")
-@pytest.mark.skipif(
-    "lincls.experiments.api" not in PACKAGES and not (ROOT / "experiments" / "api.py").is_file(),
-    reason="the Python API (lincls.run, lincls.study) is not in the package yet",
-)
 def test_installed_python_api_matches_the_cli(venv, swept):
     work, _ = swept
     got = json.loads(check([venv / "python", "-c", API % STUDY], cwd=work).splitlines()[-1])

@@ -3,7 +3,7 @@ the report's figures (drawn on a matplotlib Axes instead of into a PNG).
 
 A study is what ``lincls report`` covers: by name, its FINISHED runs over every sweep, one per
 config (the newest); by a sweep's parent run id, that sweep's. ``Study.runs()`` is its table
-with typed params under plain names (``lincls.experiments.api.columns`` states the rule).
+with typed params under plain names (``lincls.api.columns`` states the rule).
 
 The examples read ``store``, a SQLite file, and ``demo``, the study ``lincls.sweep``'s example
 made in it (a 2 × 2 grid of ``dataset.n`` and ``learner.lr``).
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from lincls.experiments.api.columns import typed_runs
-from lincls.experiments.api.compose import store_uri
-from lincls.experiments.report import collect, plots
 
+from lincls.api.columns import typed_runs
+from lincls.api.compose import store_uri
 from lincls.errors import LinclsInputError
+from lincls.experiments.report import collect, plots
 from lincls.tracking.store import check_store_file
 
 EXPERIMENT = "lincls"

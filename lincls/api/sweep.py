@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lincls.experiments.api.compose import hydra_value, run_overrides, store_uri, sweep_line
-from lincls.experiments.api.study import EXPERIMENT, Study, study
-
+from lincls.api.compose import hydra_value, run_overrides, store_uri, sweep_line
+from lincls.api.study import EXPERIMENT, Study, study
 from lincls.errors import LinclsInputError, check_number
 
 _PARENT = re.compile(r"parent run ([0-9a-f]{32})")
