@@ -69,7 +69,7 @@ def test_novikoff_on_the_orthogonal_game_is_exactly_one(frontier_study):
     game = runs[runs["params.dataset.name"] == "orthogonal_game"]
     assert (game["metrics.mistakes"] == 100).all()  # ⌊(1/0.1)²⌋ on d = 100
     row = {r[0]: r for r in table_rows(frontier_study["text"], HEADER)}["novikoff"]
-    assert row[4] == "1" and row[6] == "1"  # the constructive game reached the attainable 1
+    assert row[4] == "1" and row[7] == "1"  # the constructive game reached the attainable 1
     table = frontier_table(runs).set_index("theorem")
     kinds = instance_kinds(runs)
     on_game = runs["metrics.bound_ratio.novikoff"][kinds == "constructive game"]
@@ -79,11 +79,11 @@ def test_novikoff_on_the_orthogonal_game_is_exactly_one(frontier_study):
 def test_the_frontier_names_the_kinds_and_what_is_unknown(frontier_study):
     rows = {r[0]: r for r in table_rows(frontier_study["text"], HEADER)}
     assert rows["pa1"][3] != "—"  # the adversarial order's PA run: a restricted game
-    assert rows["pa1"][6] == "unknown"  # below 1 here, and no construction known
+    assert rows["pa1"][7] == "unknown"  # below 1 here, and no construction known
     winnow = rows["winnow2"]
     lower = 1 * int(np.log2(64))  # Littlestone at N = 64, k = 1: 6 mistakes
-    assert winnow[4] != "—" and "N=64, k=1" in winnow[7]
-    assert float(winnow[6]) == pytest.approx(lower / _bound(frontier_study["runs"]), abs=5e-4)
+    assert winnow[4] != "—" and "N=64, k=1" in winnow[8]
+    assert float(winnow[7]) == pytest.approx(lower / _bound(frontier_study["runs"]), abs=5e-4)
 
 
 def _bound(runs: pd.DataFrame) -> float:

@@ -1,10 +1,13 @@
 """The tightness frontier: per theorem, the largest mistakes / bound any run reached, beside what
 is provably attainable.
 
-A run's instance is one of three kinds: fixed data (any order but the adversary's), the
-restricted game (``order=adversarial``: the adversary only orders given examples) and a
+A run's instance is one of four kinds: fixed data (any order but the adversary's), the
+restricted game (``order=adversarial``: the adversary only orders given examples), a
 constructive game (``dataset=perceptron_game``, ``orthogonal_game``, ``disjunction_game``: the
-adversary makes the examples). Beside the largest ratio of each kind stands the ratio a known
+adversary makes the examples) and a searched instance (``dataset=search``: the worst case a
+search found for the run's learner and bound, ``experiment=frontier``), shown with its search and
+run. Where searches ran and every instance tried stalls below 1 (below ``MET``), the theorem
+looks loose by 1/ratio. Beside the largest ratio of each kind stands the ratio a known
 lower-bound construction attains, or "unknown" where none is known to us. A theorem whose
 frontier is far below its attainable value is the one to study: the runs did not find its worst
 case, or the theorem is loose there.
@@ -17,7 +20,9 @@ from lincls.experiments.report.collect import column
 from lincls.experiments.report.tables import TIGHTEST, bound_names, learner_labels, orders_of
 
 GAMES = ("perceptron_game", "orthogonal_game", "disjunction_game")
-KINDS = ("fixed data", "restricted game", "constructive game")
+SEARCHED = "searched"
+KINDS = ("fixed data", "restricted game", "constructive game", SEARCHED)
+MET = 0.95  # a searched ratio this close to 1 meets the bound (a bias's R²/(R² + c²) and the like)
 UNKNOWN = "unknown: no lower bound known to us"
 NOVIKOFF_GAME = (
     "orthogonal game, d ≥ (R/γ)² an integer: ⌊(R/γ)²⌋ mistakes forced on any learner "
@@ -49,6 +54,7 @@ def instance_kinds(frame: pd.DataFrame) -> pd.Series:
     kind = pd.Series(KINDS[0], index=frame.index, dtype=object)
     kind[orders_of(frame) == "adversarial"] = KINDS[1]
     kind[dataset.isin(GAMES)] = KINDS[2]
+    kind[dataset == "search"] = SEARCHED
     return kind
 
 
@@ -108,8 +114,10 @@ def _fmt(value: float) -> str:
 def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per theorem the runs log (``bound.<theorem>``, the tightest of each family left
     out): runs that logged it, the largest ratio per kind of instance ("vacuous" where every
-    such run found it vacuous, "—" where none logged it), the run that reached the largest, and
-    what is provably attainable."""
+    such run found it vacuous, "—" where none logged it; a searched one names its search and
+    run), the run that reached the largest, what is provably attainable, and the factor 1/ratio
+    by which the theorem looks loose where searches ran and every run stalls below ``MET``
+    (else NaN)."""
     kinds = instance_kinds(frame)
     labels = instance_labels(frame)
     rows = []
@@ -123,6 +131,8 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
                 row[kind] = "—"
             elif ratio[here].notna().any():
                 row[kind] = _fmt(float(ratio[here].max()))
+                if kind == SEARCHED:
+                    row[kind] += _searched_by(frame, ratio[here].idxmax())
             else:
                 row[kind] = "vacuous"
         if ratio.notna().any():
@@ -137,9 +147,21 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
             row["attainable"], row["attained on"] = "1", f"met by {row['reached on']}"
         else:
             row["attainable"], row["attained on"] = ATTAINABLE.get(theorem, ("unknown", UNKNOWN))
+        searched = (logged & (kinds == SEARCHED)).any()
+        largest = row["largest"]
+        loose = searched and 0 < largest < MET
+        row["loose by"] = 1.0 / largest if loose else float("nan")
         rows.append(row)
-    columns = ["theorem", "runs", *KINDS, "largest", "reached on", "attainable", "attained on"]
+    columns = ["theorem", "runs", *KINDS, "largest", "reached on", "attainable", "attained on",
+               "loose by"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
+
+
+def _searched_by(frame: pd.DataFrame, index) -> str:
+    """A searched run's search and run: " by adaptive, run <id>"."""
+    method = column(frame, "params.dataset.method")[index]
+    shown = "search" if method is None or pd.isna(method) else str(method)
+    return f" by {shown}, run {frame.loc[index, 'run_id']}"
 
 
 def frontier_section(frame: pd.DataFrame) -> str:
@@ -154,16 +176,25 @@ def frontier_section(frame: pd.DataFrame) -> str:
         "",
         "Per theorem: the largest mistakes / bound any run reached on each kind of instance "
         "(fixed data; the restricted game, `order=adversarial`, where the adversary orders "
-        "given examples; a constructive game, whose adversary makes them), the run that "
+        "given examples; a constructive game, whose adversary makes them; an instance a "
+        "search found, `dataset=search`, with its search and the run whose artifact "
+        "`dataset/instance.csv` it is), the run that "
         "reached the largest, and the ratio a lower-bound construction provably attains. "
         '"vacuous": logged, but vacuous on every such run; "—": no such run. A theorem far '
         "below its attainable value is the one to study.",
         "",
-        "| theorem | runs | fixed data | restricted game | constructive game | reached on "
-        "| provably attainable | attained on |",
-        "| --- | ---: | ---: | ---: | ---: | --- | ---: | --- |",
+        "| theorem | runs | fixed data | restricted game | constructive game | searched "
+        "| reached on | provably attainable | attained on |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |",
     ]
     for row in table.itertuples(index=False):
-        cells = [row.theorem, str(row.runs), *row[2:5], row[6], row[7], row[8]]
+        cells = [row.theorem, str(row.runs), *row[2:6], row[7], row[8], row[9]]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    loose = table[table["loose by"].notna()]
+    if not loose.empty:
+        lines += ["", f"Searched, and every instance tried stalls below {MET:g} (the searches "
+                  "did not find the worst case, or the theorem is loose there):", ""]  # fmt: skip
+        for row in loose.itertuples(index=False):
+            lines.append(f"- {row.theorem} looks loose by ×{row[-1]:.3g} (its best ratio "
+                         f"{row.largest:.4g}, on {row[7]})")  # fmt: skip
     return "\n".join(lines) + "\n"
