@@ -22,7 +22,6 @@ CONF_PACKAGE = "lincls.conf"
 GROUPS = ("learner", "dataset")  # the config groups a user chooses an option of
 SCHEMA_SUFFIX = "_schema"  # the structured config behind a YAML option: not an option itself
 HELP_FLAGS = ("-h", "--help")
-SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 # Hydra's options that take a value (the next argument), so that value is no override
 VALUED = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn", "--cfg", "-c",
           "--package", "-p", "--info", "-i", "--experimental-rerun")  # fmt: skip
@@ -127,17 +126,8 @@ def wants_help(argv: Sequence[str]) -> bool:
 
 
 def store_uri(value: str, field: str = "--store") -> str:
-    """The tracking URI of a ``--store`` value: a URI as it is, a path to a ``.db`` file as
-    ``sqlite:///<absolute path>`` (the rule of the Python API's ``store=``)."""
-    if "://" in value:
-        return value
-    if Path(value).suffix.lower() in SQLITE_SUFFIXES:
-        return f"sqlite:///{Path(value).expanduser().absolute()}"
-    raise LinclsInputError(
-        field,
-        "must be a tracking URI (sqlite:///…, postgresql://…, http://…) or a path to a .db file, "
-        f"got {value!r}",
-    )
+    """The tracking URI of a ``--store`` value (:func:`lincls.paths.store_uri`'s rule)."""
+    return paths.store_uri(value, field)
 
 
 def with_store(argv: Sequence[str]) -> list[str]:

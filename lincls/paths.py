@@ -32,6 +32,30 @@ def resolve_tracking_uri(uri: str | None = None) -> str:
     return uri or os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri()
 
 
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def store_uri(store: str | Path | None, field: str = "store") -> str:
+    """The tracking URI of a store option (``--store`` of every command, ``store=`` of the
+    Python API): a URI as it is, a path to a ``.db`` file as ``sqlite:///<absolute path>``,
+    None as the default store (:func:`resolve_tracking_uri`). Anything else is refused naming
+    ``field``."""
+    if store is None:
+        return resolve_tracking_uri(None)
+    text = str(store)
+    if "://" in text:
+        return text
+    if isinstance(store, str | Path) and Path(text).suffix.lower() in SQLITE_SUFFIXES:
+        return f"sqlite:///{Path(text).expanduser().absolute()}"
+    from lincls.errors import LinclsInputError
+
+    raise LinclsInputError(
+        field,
+        "must be a tracking URI (sqlite:///…, postgresql://…, http://…) or a path to a .db file, "
+        f"got {store!r}",
+    )
+
+
 def sqlite_path(uri: str) -> Path | None:
     """The database file of a ``sqlite:///`` URI, else None."""
     return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None

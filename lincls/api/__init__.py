@@ -11,9 +11,9 @@ notebook. ``import lincls`` gives these names (``lincls.run`` …), loaded on fi
 (``MLFLOW_TRACKING_URI``, else ``$LINCLS_HOME/mlflow.db``, else ``./results/mlflow.db``).
 """
 
-from lincls.api.compose import store_uri
 from lincls.api.result import RunResult, run
 from lincls.api.study import Study, studies, study
 from lincls.api.sweep import SweepError, sweep
+from lincls.paths import store_uri
 
 __all__ = ["RunResult", "Study", "SweepError", "run", "store_uri", "studies", "study", "sweep"]

@@ -20,29 +20,9 @@ from lincls.config import register_configs
 from lincls.config_checks import check_booleans, parse_overrides
 from lincls.errors import LinclsInputError
 from lincls.orders import canonical_orders
-from lincls.paths import resolve_tracking_uri
 
 CONF_PACKAGE = "lincls.conf"
 GROUPS = ("learner", "dataset", "experiment")  # config groups: their value names an option
-SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-
-
-def store_uri(store: str | Path | None) -> str:
-    """The tracking URI of ``store``: a URI as it is, a path to a ``.db`` file as
-    ``sqlite:///<absolute path>``, None as the default store (``MLFLOW_TRACKING_URI``, else
-    ``$LINCLS_HOME/mlflow.db``, else ``./results/mlflow.db``)."""
-    if store is None:
-        return resolve_tracking_uri(None)
-    text = str(store)
-    if "://" in text:
-        return text
-    if isinstance(store, str | Path) and Path(text).suffix.lower() in SQLITE_SUFFIXES:
-        return f"sqlite:///{Path(text).expanduser().absolute()}"
-    raise LinclsInputError(
-        "store",
-        "must be a tracking URI (sqlite:///…, postgresql://…, http://…) or a path to a .db file, "
-        f"got {store!r}",
-    )
 
 
 def _scalar(value: Any) -> Any:

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lincls.api.compose import compose_run, run_overrides, store_uri
+from lincls.api.compose import compose_run, run_overrides
+from lincls.paths import store_uri
 
 CURVE = "cumulative_mistakes"
 TIGHTEST = ("tightest", "tightest_a_posteriori")  # ``bound.<these>``: the tightest's value

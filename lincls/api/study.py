@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from lincls.api.columns import typed_runs
-from lincls.api.compose import store_uri
 from lincls.errors import LinclsInputError
 from lincls.experiments.report import collect, plots
+from lincls.paths import store_uri
 from lincls.tracking.store import check_store_file
 
 EXPERIMENT = "lincls"

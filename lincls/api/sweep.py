@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lincls.api.compose import hydra_value, run_overrides, store_uri, sweep_line
+from lincls.api.compose import hydra_value, run_overrides, sweep_line
 from lincls.api.study import EXPERIMENT, Study, study
 from lincls.errors import LinclsInputError, check_number
+from lincls.paths import store_uri
 
 _PARENT = re.compile(r"parent run ([0-9a-f]{32})")
 _ERROR = re.compile(r"^error: (?P<field>[^:]+): (?P<problem>.*)$")
