@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import lincls.search  # noqa: F401  (registers dataset=search, as lincls run has it)
 from lincls.api.compose import compose_run, run_overrides
 from lincls.paths import store_uri
 
