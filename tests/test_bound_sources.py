@@ -119,3 +119,14 @@ def test_the_report_names_each_bounds_source():
     assert bound_source("pa2") == str(source_of("pa2"))
     assert bound_source("tightest") == bound_source("tightest_a_posteriori") == "–"
     assert bound_source("gone") == "not registered in this lincls"
+
+
+def test_the_two_projectron_plus_rules_are_two_report_rows():
+    from lincls.tracking.tags import learner_label
+
+    paper = compose_config(["learner=projectron", "learner.plus=true", "learner.margin_rule=paper"])
+    dogma = compose_config(["learner=projectron", "learner.plus=true"])
+    plain = compose_config(["learner=projectron"])
+    assert learner_label(paper["learner"]).endswith("plus=True, margin_rule=paper)")
+    assert learner_label(dogma["learner"]).endswith("plus=True, margin_rule=dogma)")
+    assert "margin_rule" not in learner_label(plain["learner"])  # no margin step to choose

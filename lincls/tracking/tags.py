@@ -84,6 +84,9 @@ def learner_label(learner_cfg: Mapping[str, Any]) -> str:
     """``name (bias=…, variant=…)``: the learner and the options that choose its update rule."""
     name = str(learner_cfg.get("name"))
     rule = [f"{k}={learner_cfg[k]}" for k in RULE_OPTIONS if learner_cfg.get(k) is not None]
+    if learner_cfg.get("plus") and learner_cfg.get("margin_rule") is not None:
+        # Projectron++'s margin step: the paper's rule and DOGMA's are two rules, two rows
+        rule.append(f"margin_rule={learner_cfg['margin_rule']}")
     return f"{name} ({', '.join(rule)})" if rule else name
 
 
