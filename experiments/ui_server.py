@@ -22,6 +22,9 @@ import signal
 from typing import Any, NoReturn
 
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
+# gunicorn ≥ 25 opens a control socket at one path per user ($XDG_RUNTIME_DIR or ~/.gunicorn):
+# two `lincls ui` at once would share it, and nothing of the UI's is managed through it
+control_socket_disable = True
 
 
 def post_fork(server: Any, worker: Any) -> None:

@@ -77,6 +77,8 @@ def test_lincls_ui_answers_on_two_workers_without_a_job_runner_within_1_gb(tmp_p
     command = [str(lincls)] if lincls.exists() else [sys.executable, "-m", "lincls.experiments.cli"]
     log = tmp_path / "ui.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_SERVER_")}
+    env.pop("XDG_RUNTIME_DIR", None)
+    env["HOME"] = str(tmp_path)  # where gunicorn would put its control socket
     store = _store(tmp_path)
     started, tree = time.monotonic(), {}
     with log.open("w") as out:
@@ -106,6 +108,7 @@ def test_lincls_ui_answers_on_two_workers_without_a_job_runner_within_1_gb(tmp_p
         assert sorted(len(family.get(pid, [])) for pid in tree) == [0, 0, 2], commands
         resident = sum(rss for _, rss in tree.values())
         assert resident <= GB, f"{resident / 2**20:.0f} MB in {len(tree)} processes"
+        assert not (tmp_path / ".gunicorn").exists()  # no control socket another UI would share
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
