@@ -62,3 +62,31 @@ def test_check_refuses_an_unknown_bound_in_one_line(capsys):
     assert check.main(["perceptron", "no_such_bound"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: bound: one of ")
+
+
+def _plan_args(bound: str) -> list[str]:
+    from lincls.search.targets import PLANS
+
+    plan = PLANS[bound]
+    options = [f"learner.{k}={str(v).lower() if isinstance(v, bool) else v}"
+               for k, v in plan.overrides]  # fmt: skip
+    return [plan.learner, bound, *options]
+
+
+def _searched_bounds() -> list[str]:
+    from lincls.search.targets import PLANS
+
+    return sorted(PLANS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bound", _searched_bounds())
+def test_check_finds_no_violation_of_any_built_in_bound(bound, capsys, tmp_path):
+    """Every built-in bound the searches cover, on the rule its plan names: random instances,
+    the games and a short search, no violation."""
+    code = check.main([*_plan_args(bound), "--instances", "8", "--seconds", "1",
+                       "--out", str(tmp_path)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "VIOLATED" not in printed, printed
+    assert code == 0
+    assert re.search(rf"^\s+{bound}\s+largest mistakes / bound", printed, re.M), printed
