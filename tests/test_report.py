@@ -584,7 +584,7 @@ def test_bad_input_is_one_line_and_a_nonzero_exit(study, tmp_path, capsys, args,
 def test_an_empty_or_missing_store_is_one_line_and_a_nonzero_exit(store, tmp_path, capsys):
     missing = f"sqlite:///{tmp_path / 'none' / 'mlflow.db'}"
     assert report.main(["--tracking-uri", missing]) == 2
-    assert capsys.readouterr().err.startswith("error: tracking-uri: no MLflow store at ")
+    assert capsys.readouterr().err.startswith("error: --store: no MLflow store at ")
     assert not (tmp_path / "none").exists()
     runner.tracking.open_experiment(store)  # the experiment, with no run in it
     assert report.main(["--tracking-uri", store]) == 2
