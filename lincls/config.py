@@ -371,7 +371,7 @@ class CertificatesConfig:
 
 
 @dataclass
-class RunConfig:
+class RunSchema:
     learner: Any = MISSING
     dataset: Any = MISSING
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
@@ -437,7 +437,7 @@ def register_configs() -> None:
     """Put every schema in Hydra's ConfigStore (idempotent), and the learners of plugins."""
     plugins.load_plugins()  # their learners store their own options (lincls.plugins)
     store = ConfigStore.instance()
-    store.store(name="run_schema", node=RunConfig)
+    store.store(name="run_schema", node=RunSchema)
     store.store(group="tracking", name="tracking_schema", node=TrackingConfig)
     for name, schema in LEARNER_SCHEMAS.items():
         store.store(group="learner", name=f"{name}_schema", node=schema)

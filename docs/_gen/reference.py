@@ -294,7 +294,7 @@ def datasets_page() -> str:
 
 
 def config_page() -> str:
-    from lincls.config import CertificatesConfig, RunConfig, TrackingConfig
+    from lincls.config import CertificatesConfig, RunSchema, TrackingConfig
 
     yaml = CONF / "config.yaml"
     out = [
@@ -308,7 +308,7 @@ def config_page() -> str:
         "",
         "## Top level",
         "",
-        *schema_table(RunConfig, yaml, ""),
+        *schema_table(RunSchema, yaml, ""),
         "",
         "## `tracking.*`",
         "",

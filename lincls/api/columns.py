@@ -37,7 +37,7 @@ from lincls.config import (
     DATASET_SCHEMAS,
     LEARNER_SCHEMAS,
     CertificatesConfig,
-    RunConfig,
+    RunSchema,
     TrackingConfig,
 )
 
@@ -88,7 +88,7 @@ def declared_kind(key: str, learners: Iterable[str], datasets: Iterable[str]) ->
     elif group in SECTIONS and rest and "." not in rest:
         kinds = {_kind(_hints(SECTIONS[group]).get(rest))}
     elif not rest:
-        kinds = {_kind(_hints(RunConfig).get(group))}
+        kinds = {_kind(_hints(RunSchema).get(group))}
     else:
         return None
     return kinds.pop() if len(kinds) == 1 else None
