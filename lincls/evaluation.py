@@ -7,12 +7,9 @@ learner would refuse of the data, so bad input is found before any run exists. `
 
 from __future__ import annotations
 
-import errno
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,16 +19,15 @@ from lincls import bounds as bounds_mod
 from lincls import measures
 from lincls.certificates import certificate_of, certificates_of, primary
 from lincls.data import Dataset
-from lincls.errors import LinclsInputError, check_choice, check_fits, check_number
+from lincls.errors import LinclsInputError, check_fits
 from lincls.games import Game
 from lincls.geometry import Certificate, row_norms
 from lincls.hyperplane import hyperplane_metrics
 from lincls.learners._base import binary_classes, check_finite
-from lincls.orders import ORDERS, fit_in_order, permutations
+from lincls.orders import fit_in_order
 from lincls.paths import default_cache_dir
 from lincls.registry import build_dataset, build_learner, prefixed
-
-SEED_MAX = 2**32 - 1  # numpy's RandomState, which the learners shuffle with, takes no larger
+from lincls.run_config import RunConfig
 
 
 @dataclass
@@ -68,44 +64,38 @@ class RunPlan:
     best: bool = True
 
 
-def plan_of(config: Mapping[str, Any]) -> RunPlan:
-    """The ``RunPlan`` of a config, checked; the cache sits beside the tracking store."""
-    order = config.get("order", "fixed")
-    check_choice("order", order, ORDERS)
-    orders = permutations(config.get("orders", 1))  # orders=k or orders.permutations=k
-    if order == "fixed" and config["learner"].get("shuffle"):
+def plan_of(config: RunConfig | Mapping[str, Any]) -> RunPlan:
+    """The ``RunPlan`` of a config (a plain one is checked first: ``RunConfig.of``); the cache
+    sits beside the tracking store unless ``certificates.cache_dir`` says where."""
+    config = RunConfig.of(config)
+    order = config.order
+    if order == "fixed" and config.learner.get("shuffle"):
         order = "shuffled"  # a learner asked to shuffle: the shuffled order, seeded by the run
-    settings = config.get("certificates") or {}
-    svm = settings.get("svm", True)
-    if not isinstance(svm, bool):
-        raise LinclsInputError("certificates.svm", f"must be true or false, got {svm!r}")
-    best = settings.get("best", True)
-    if not isinstance(best, bool):
-        raise LinclsInputError("certificates.best", f"must be true or false, got {best!r}")
-    cache_dir = settings.get("cache_dir")
+    certificates = config.certificates
+    cache_dir = certificates.cache_dir
     if cache_dir is None:  # beside the store, whose directory the store's own check covers
-        cache_dir = default_cache_dir((config.get("tracking") or {}).get("uri"))
-    else:
-        _check_writable("certificates.cache_dir", str(cache_dir))
-    return RunPlan(str(order), int(orders), int(config.get("seed", 0)), svm, str(cache_dir), best)
+        cache_dir = default_cache_dir(config.tracking.uri)
+    return RunPlan(
+        order, config.orders, config.seed, certificates.svm, str(cache_dir), certificates.best
+    )
 
 
-def prepare(config: Mapping[str, Any], dataset: Dataset | Game | None = None):
+def prepare(config: RunConfig | Mapping[str, Any], dataset: Dataset | Game | None = None):
     """The learner and dataset of a config, every value checked: (learner, dataset).
 
-    The plan's keys (order, orders, certificates) are checked too, what the learner would refuse
-    of the data (e.g. Winnow: X < 0), and what would not fit in memory (a learner's storage for
-    the data's width, the orderings' records, a game's examples), all before a run exists.
-    ``dataset``: the config's, built already (a sweep's check builds one per distinct dataset).
+    The run's own values are checked by ``RunConfig.from_container`` (a plain config is made
+    one here); then what the learner would refuse of the data (e.g. Winnow: X < 0), and what
+    would not fit in memory (a learner's storage for the data's width, the orderings' records, a
+    game's examples), all before a run exists. ``dataset``: the config's, built already (a
+    sweep's check builds one per distinct dataset).
     """
-    check_number("passes", config.get("passes"), low=1, integer=True)
-    check_number("seed", config.get("seed"), low=0, high=SEED_MAX, integer=True)
-    learner = build_learner(config["learner"], int(config["passes"]), int(config["seed"]))
+    config = RunConfig.of(config)
+    learner = build_learner(config.learner, config.passes, config.seed)
     if dataset is None:
-        dataset = build_dataset(config["dataset"])
+        dataset = build_dataset(config.dataset)
     if isinstance(dataset, Game):  # its data exist once it is played against the learner
         _check_game(plan_of(config), dataset)
-        dataset.check(learner, int(config["passes"]))
+        dataset.check(learner, config.passes)
         return learner, dataset
     if not learner.__sklearn_tags__().classifier_tags.multi_class:
         prefixed("dataset", lambda: binary_classes(dataset.y))
@@ -134,25 +124,6 @@ def _check_orderings(plan: RunPlan, dataset: Dataset) -> None:
     check_fits("orders.permutations", plan.orders, each=each, what=what)
 
 
-def _check_writable(field: str, directory: str) -> None:
-    """Raise ``LinclsInputError`` unless ``directory`` is a writable directory or can be made.
-    Nothing is made to find out: the nearest existing folder on its path must be a directory
-    this user may write (the cache makes the rest on its first write). Making and removing a
-    probe would race with another run checking the same path at once."""
-    path = Path(directory).absolute()
-    existing = next(p for p in (path, *path.parents) if p.exists())
-    if not existing.is_dir():
-        reason = os.strerror(errno.ENOTDIR)
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        reason = os.strerror(errno.EACCES)
-    else:
-        return
-    if existing == path:
-        problem = "is not writable by this user" if path.is_dir() else "is not a directory"
-        raise LinclsInputError(field, f"{directory} {problem}")
-    raise LinclsInputError(field, f"cannot create {directory} ({reason})")
-
-
 def _check_game(plan: RunPlan, game: Game) -> None:
     if plan.order != "fixed" or plan.orders != 1:
         raise LinclsInputError(
@@ -160,8 +131,10 @@ def _check_game(plan: RunPlan, game: Game) -> None:
             "order=fixed, orders=1")  # fmt: skip
 
 
-def measure(config: Mapping[str, Any]) -> RunOutcome:
-    """Build, fit and evaluate one config, without touching MLflow."""
+def measure(config: RunConfig | Mapping[str, Any]) -> RunOutcome:
+    """Build, fit and evaluate one config (a plain one checked: ``RunConfig.of``), without
+    touching MLflow."""
+    config = RunConfig.of(config)
     learner, dataset = prepare(config)
     return fit_and_evaluate(learner, dataset, plan_of(config))
 

@@ -29,47 +29,14 @@ need it). ``ordering`` numbers the orderings of one config (``orders: 20`` runs 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
-from lincls.errors import LinclsInputError, check_number
+from lincls.errors import LinclsInputError
 from lincls.geometry import Certificate, MulticlassCertificate, augmented_scale, row_norms
 from lincls.learners._base import binary_classes
 
-ORDERS = ("fixed", "shuffled", "adversarial")
-
-
-def permutations(value: Any) -> int:
-    """The orderings a config's ``orders`` asks for: ``orders.permutations=k`` (LIBOL's protocol
-    as issue 26 names it) or its short form ``orders=k``. Bad input is one line naming the field
-    as it was written and the range it allows (an integer ≥ 1)."""
-    if not isinstance(value, Mapping):
-        check_number("orders", value, low=1, integer=True)
-        return int(value)
-    for key in value:
-        if key != "permutations":
-            raise LinclsInputError(
-                f"orders.{key}", "is not an option of orders; its option: permutations"
-            )
-    count = value.get("permutations", 1)
-    check_number("orders.permutations", count, low=1, integer=True)
-    return int(count)
-
-
-def canonical_orders(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` with a valid ``orders: {permutations: k}`` written ``orders: k``: the two
-    spellings are one config (the same params, config hash and run, so a study resumed under
-    the other name skips what it finished). An invalid value is left as written, for the run to
-    refuse naming ``orders.permutations``."""
-    value = config.get("orders")
-    if isinstance(value, Mapping):
-        try:
-            return {**config, "orders": permutations(value)}
-        except LinclsInputError:
-            pass
-    return dict(config)
+# the run config checks these values; here for the modules that import them from their subject
+from lincls.run_config import ORDERS, canonical_orders, permutations  # noqa: F401
 
 
 def ordering_seed(seed: int, ordering: int) -> int:

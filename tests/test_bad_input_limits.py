@@ -13,10 +13,11 @@ from hydra import compose, initialize_config_dir
 from lincls import errors
 from lincls.config_checks import check_booleans, parse_overrides
 from lincls.errors import LinclsInputError
-from lincls.evaluation import _check_writable, prepare
+from lincls.evaluation import prepare
 from lincls.games import make_disjunction_game, make_orthogonal_game, make_perceptron_game
 from lincls.games.disjunction import least_rows
 from lincls.orders import canonical_orders
+from lincls.run_config import check_writable
 
 GIB = 2**30
 
@@ -132,16 +133,16 @@ def test_a_true_or_false_option_takes_true_or_false_only(override, says):
 
 
 def test_a_cache_directory_is_checked_without_being_left_behind(tmp_path):
-    _check_writable("certificates.cache_dir", str(tmp_path / "a" / "b"))
+    check_writable("certificates.cache_dir", str(tmp_path / "a" / "b"))
     assert os.listdir(tmp_path) == []
     (tmp_path / "file").write_text("")
     with pytest.raises(LinclsInputError) as caught:
-        _check_writable("certificates.cache_dir", str(tmp_path / "file" / "c"))
+        check_writable("certificates.cache_dir", str(tmp_path / "file" / "c"))
     assert str(caught.value) == (
         f"certificates.cache_dir: cannot create {tmp_path / 'file' / 'c'} (Not a directory)"
     )
     with pytest.raises(LinclsInputError) as caught:
-        _check_writable("certificates.cache_dir", str(tmp_path / "file"))
+        check_writable("certificates.cache_dir", str(tmp_path / "file"))
     assert str(caught.value) == f"certificates.cache_dir: {tmp_path / 'file'} is not a directory"
 
 
@@ -152,7 +153,7 @@ def test_runs_checking_one_new_cache_directory_at_once_all_pass(tmp_path):
 
     def check_many(_):
         for _ in range(300):
-            _check_writable("certificates.cache_dir", target)
+            check_writable("certificates.cache_dir", target)
         return True
 
     with ThreadPoolExecutor(8) as pool:

@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
         "lincls.errors",
         "lincls.paths",
         "lincls.config",
+        "lincls.run_config",
         "lincls.geometry",
         "lincls.plugins",
     ),

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lincls.figures import number
+from lincls.run_config import RunConfig
 from lincls.tracking.tags import learner_label
 
 CURVE_STEPS = {
@@ -58,14 +59,15 @@ def rounded_ratio(value: Any) -> str:
 
 
 def describe_run(
-    config: Mapping[str, Any],
+    config: RunConfig | Mapping[str, Any],
     metrics: Mapping[str, float],
     tags: Mapping[str, str],
     curves: Mapping[str, Any] = (),
 ) -> str:
-    """The run's description: config in one line, the result, the slack, the charts' steps."""
-    learner = config.get("learner") or {}
-    dataset = config.get("dataset") or {}
+    """The run's description: config in one line, the result, the slack, the charts' steps
+    (a plain ``config`` read as given: ``RunConfig.unchecked``)."""
+    config = RunConfig.of(config, checked=False)
+    learner, dataset = config.learner, config.dataset
     shape = ", ".join(
         f"{key}={rounded(dataset[key])}"
         for key in ("n", "d", "margin", "radius", "offset", "flip")
@@ -74,8 +76,8 @@ def describe_run(
     lines = [
         f"**{learner_label(learner)}** on **{dataset.get('name')}**"
         + (f" ({shape})" if shape else "")
-        + f", order {tags.get('order', config.get('order', 'fixed'))}, seed {config.get('seed')}, "
-        f"up to {_passes(config.get('passes'))}.",
+        + f", order {tags.get('order', config.order)}, seed {config.seed}, "
+        f"up to {_passes(config.passes)}.",
         "",
     ]
     if "mistakes" in metrics:

@@ -28,13 +28,16 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from lincls.errors import LinclsInputError, check_name, check_number
+from lincls.errors import LinclsInputError
 from lincls.paths import sqlite_path
+from lincls.run_config import (  # the defaults live with the settings they are defaults of
+    DEFAULT_MAX_STORE_FAILURES,  # noqa: F401
+    DEFAULT_RETRY_SECONDS,
+    check_tracking,
+)
 
 # The schemes of MLflow's tracking stores (a database URI may name a driver: postgresql+psycopg).
 SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
-DEFAULT_RETRY_SECONDS = 30.0
-DEFAULT_MAX_STORE_FAILURES = 3
 # MLflow errors that a second try may not see (its other codes are the request's own fault).
 TRANSIENT_CODES = {"TEMPORARILY_UNAVAILABLE", "INTERNAL_ERROR", "REQUEST_LIMIT_EXCEEDED"}
 
@@ -254,21 +257,9 @@ def _wal_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
 
 
 def check_settings(settings: Mapping[str, Any]) -> None:
-    """Check the ``tracking`` keys that bound a store's failures (``LinclsInputError``)."""
-    check_number(
-        "tracking.retry_seconds",
-        settings.get("retry_seconds", DEFAULT_RETRY_SECONDS),
-        low=0,
-        high=3600,
-    )
-    check_number(
-        "tracking.max_store_failures",
-        settings.get("max_store_failures", DEFAULT_MAX_STORE_FAILURES),
-        low=1,
-        integer=True,
-    )
-    if settings.get("experiment") is not None:  # "" would log to the default experiment
-        check_name("tracking.experiment", settings["experiment"])
+    """Check the ``tracking`` keys that bound a store's failures (``LinclsInputError``); a
+    ``RunConfig`` has them checked already (``lincls.run_config.check_tracking``)."""
+    check_tracking(settings)
 
 
 TIMEOUT_ENV = "MLFLOW_HTTP_REQUEST_TIMEOUT"

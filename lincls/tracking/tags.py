@@ -18,6 +18,7 @@ from typing import Any
 
 import lincls
 from lincls.paths import project_root
+from lincls.run_config import RunConfig
 
 ADHOC_STUDY = "adhoc"
 ROLE_TAG = "lincls.role"
@@ -44,9 +45,9 @@ SHORT = {"dataset.margin": "γ", "dataset.radius": "R", "dataset.n": "n", "datas
 DEFAULT_ORDER = "fixed"  # conf/config.yaml's order: names leave it out
 
 
-def study_of(config: Mapping[str, Any]) -> str:
+def study_of(config: RunConfig | Mapping[str, Any]) -> str:
     """The study a config belongs to (the top-level ``study`` key), else ``adhoc``."""
-    return str(config.get("study") or ADHOC_STUDY)
+    return str(RunConfig.of(config, checked=False).study or ADHOC_STUDY)
 
 
 def process_tags() -> dict[str, str]:
@@ -94,17 +95,18 @@ def _short(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def run_name(config: Mapping[str, Any], overrides: str = "") -> str:
+def run_name(config: RunConfig | Mapping[str, Any], overrides: str = "") -> str:
     """A compact name that tells runs apart: seed, learner[rule], dataset, γ, R, the order when
     not the default ``fixed``, then the other values the sweep set for this run (``overrides``),
     e.g. ``s0 perceptron[none] separable γ=0.05 R=1 lr=0.1``.
 
     The seed comes first: it is what most often tells two runs of a sweep apart, and MLflow's UI
-    cuts a long name at its end (the runs table's column, the Chart tab's list of ~150 px)."""
-    learner = config.get("learner") or {}
-    dataset = config.get("dataset") or {}
+    cuts a long name at its end (the runs table's column, the Chart tab's list of ~150 px).
+    A plain ``config`` is read as given (``RunConfig.unchecked``): a refused one is named too."""
+    config = RunConfig.of(config, checked=False)
+    learner, dataset = config.learner, config.dataset
     rule = [str(learner[k]) for k in RULE_OPTIONS if learner.get(k) is not None]
-    parts = [f"s{config.get('seed', 0)}"]
+    parts = [f"s{0 if config.seed is None else config.seed}"]
     parts.append(f"{learner.get('name')}[{','.join(rule)}]" if rule else str(learner.get("name")))
     parts.append(str(dataset.get("name")))
     shown = {"learner", "dataset", "order", "seed", "study", "experiment"}
@@ -114,7 +116,7 @@ def run_name(config: Mapping[str, Any], overrides: str = "") -> str:
         if value is not None:
             parts.append(f"{SHORT[key]}={_short(value)}")
             shown.add(key)
-    order = str(config.get("order", DEFAULT_ORDER))
+    order = str(config.order)
     if order != DEFAULT_ORDER:
         parts.append(order)
     for item in overrides.split():
@@ -126,20 +128,26 @@ def run_name(config: Mapping[str, Any], overrides: str = "") -> str:
     return " ".join(parts)
 
 
-def config_hash(config: Mapping[str, Any]) -> str:
-    """A stable hash of a resolved config, tracking settings left out."""
-    body = {k: v for k, v in config.items() if k != "tracking"}
+def config_hash(config: RunConfig | Mapping[str, Any]) -> str:
+    """A stable hash of a resolved config, tracking settings left out: of a ``RunConfig``, that
+    of the container it was built from (``raw``), so typing it changed no hash."""
+    raw = config.raw if isinstance(config, RunConfig) else config
+    body = {k: v for k, v in raw.items() if k != "tracking"}
     return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def run_tags(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = None) -> dict:
-    """The tags a run carries from its creation: version, config hash, names, study, writer."""
+def run_tags(
+    config: RunConfig | Mapping[str, Any], extra_tags: Mapping[str, str] | None = None
+) -> dict:
+    """The tags a run carries from its creation: version, config hash, names, study, writer.
+    A plain ``config`` is read as given (``RunConfig.unchecked``): a refused one is tagged too."""
+    config = RunConfig.of(config, checked=False)
     return {
         "lincls.version": lincls.__version__,
         HASH_TAG: config_hash(config),
-        "learner": str((config.get("learner") or {}).get("name")),
-        LABEL_TAG: learner_label(config.get("learner") or {}),
-        "dataset": str((config.get("dataset") or {}).get("name")),
+        "learner": str(config.learner.get("name")),
+        LABEL_TAG: learner_label(config.learner),
+        "dataset": str(config.dataset.get("name")),
         ROLE_TAG: "run",
         STUDY_TAG: study_of(config),
         **process_tags(),
@@ -149,7 +157,8 @@ def run_tags(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = N
     }
 
 
-def run_name_of(config: Mapping[str, Any], tags: Mapping[str, str]) -> str:
+def run_name_of(config: RunConfig | Mapping[str, Any], tags: Mapping[str, str]) -> str:
     """``tracking.run_name``, else ``run_name`` of the config and its sweep overrides."""
-    given = (config.get("tracking") or {}).get("run_name")
+    config = RunConfig.of(config, checked=False)
+    given = config.tracking.run_name
     return given or run_name(config, tags.get(VARYING_TAG, tags.get(OVERRIDES_TAG, "")))
