@@ -30,6 +30,7 @@ from lincls.config import register_configs
 from lincls.config_checks import check_booleans, parse_overrides
 from lincls.errors import LinclsInputError
 from lincls.orders import canonical_orders
+from lincls.run_config import RunConfig
 from lincls.runner import execute
 from lincls.sweeps import current_sweep, run_job
 from lincls.tracking.store import StoreError
@@ -64,7 +65,8 @@ def main(cfg: DictConfig) -> float | dict | None:
         return outcome
     try:
         check_booleans(cfg, parse_overrides(hydra_config.overrides.task))
-        outcome = execute(config)
+        run_config = RunConfig.from_container(config)  # typed once here, and handed down
+        outcome = execute(run_config)
     except (LinclsInputError, StoreError) as exc:
         if multirun:
             raise
@@ -73,11 +75,11 @@ def main(cfg: DictConfig) -> float | dict | None:
         if hasattr(exc, "lincls_run_id"):  # the run exists (FAILED): its directory stays
             sys.exit(code)
         raise Refused(code) from None
-    print(run_line(config, outcome))
+    print(run_line(run_config, outcome))
     return outcome.metrics.get("mistakes")
 
 
-def run_line(config: dict, outcome: Any) -> str:
+def run_line(config: RunConfig, outcome: Any) -> str:
     """One run's console line: its numbers, the tightest ratio (mistakes / bound), its name and
     the address of its page in the UI ``lincls ui`` serves (with ``--store`` off the default)::
 
@@ -89,10 +91,9 @@ def run_line(config: dict, outcome: Any) -> str:
     summary = ", ".join(f"{k}={metrics[k]:g}" for k in shown if k in metrics)
     if metrics.get("bound_ratio.tightest") is not None:
         summary += f", ratio={metrics['bound_ratio.tightest']:.4g}"
-    settings = config.get("tracking") or {}
-    uri = tracking.resolve_tracking_uri(settings.get("uri"))
+    uri = tracking.resolve_tracking_uri(config.tracking.uri)
     _, experiment_id = tracking.open_experiment(
-        uri, settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
+        uri, config.tracking.experiment or tracking.DEFAULT_EXPERIMENT
     )  # opened by the run: this process's cached client
     ui = "lincls ui" if uri == tracking.default_tracking_uri() else f"lincls ui --store {uri}"
     page = f"http://127.0.0.1:5000/#/experiments/{experiment_id}/runs/{outcome.run_id}"

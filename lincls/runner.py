@@ -17,18 +17,18 @@ from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
 from lincls.figures import FIGURE_FILE, draw_run_figure, with_figure
+from lincls.run_config import RunConfig
 from lincls.tracking.describe import describe_run
-from lincls.tracking.store import check_settings
 from lincls.tracking.tags import NOTE_TAG, run_name_of, run_tags
 from lincls.tracking.view import shown_tags
 
 
-def dataset_input(config: Mapping[str, Any], outcome: RunOutcome) -> dict[str, str] | None:
+def dataset_input(config: RunConfig, outcome: RunOutcome) -> dict[str, str] | None:
     """The run's data as an MLflow dataset input: named, digest = the dataset fingerprint."""
     dataset = outcome.dataset
     if dataset is None:
         return None
-    settings = {k: v for k, v in (config.get("dataset") or {}).items() if v is not None}
+    settings = {k: v for k, v in config.dataset.items() if v is not None}
     shape = f"{dataset.X.shape[0]}×{dataset.X.shape[1]}"
     return {
         "name": f"{dataset.name} {shape}",
@@ -38,7 +38,7 @@ def dataset_input(config: Mapping[str, Any], outcome: RunOutcome) -> dict[str, s
     }
 
 
-def _describe(config: Mapping[str, Any], outcome: RunOutcome) -> None:
+def _describe(config: RunConfig, outcome: RunOutcome) -> None:
     """The run's description, its figure (drawn here, where its curves are: ~1 ms) and the
     rounded numbers the runs table's view shows."""
     outcome.tags[NOTE_TAG] = describe_run(config, outcome.metrics, outcome.tags, outcome.curves)
@@ -47,20 +47,22 @@ def _describe(config: Mapping[str, Any], outcome: RunOutcome) -> None:
     outcome.artifacts[FIGURE_FILE] = draw_run_figure(outcome.curves, bound_name)
 
 
-def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = None) -> RunOutcome:
+def execute(
+    config: RunConfig | Mapping[str, Any], extra_tags: Mapping[str, str] | None = None
+) -> RunOutcome:
     """One run, logged: validate → create the MLflow run → fit and evaluate → one batched write.
 
+    ``config``: a ``RunConfig`` (a plain config is checked and made one: ``RunConfig.of``).
     ``extra_tags`` go on the run from its creation (a sweep's parent id, study, overrides).
     """
+    config = RunConfig.of(config)
     learner, dataset = prepare(config)
     plan = plan_of(config)
-    settings = config.get("tracking") or {}
-    check_settings(settings)
-    uri = tracking.resolve_tracking_uri(settings.get("uri"))
+    settings = config.tracking
     client, experiment_id = tracking.open_experiment(
-        uri,
-        settings.get("experiment") or tracking.DEFAULT_EXPERIMENT,
-        settings.get("retry_seconds"),
+        tracking.resolve_tracking_uri(settings.uri),
+        settings.experiment or tracking.DEFAULT_EXPERIMENT,
+        settings.retry_seconds,
     )
     tags = run_tags(config, extra_tags)
     run_id = tracking.start_run(client, experiment_id, run_name_of(config, tags), tags)
@@ -70,14 +72,15 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
         outcome.tags[NOTE_TAG] = with_figure(outcome.tags[NOTE_TAG], run_id)
         tracking.log_texts(client, run_id, outcome.artifacts)
         tracking.finish_run(
-            client, run_id, {**tracking.flatten(config), **outcome.params}, outcome.metrics,
+            client, run_id, {**tracking.flatten(config.raw), **outcome.params}, outcome.metrics,
             outcome.curves, outcome.tags, dataset_input(config, outcome),
         )  # fmt: skip
     except tracking.StoreError:
         raise  # the store is not answering: writing the failure would wait out the budget again
     except BaseException as exc:
         try:  # a failed run still says what it ran: its config as params
-            tracking.finish_run(client, run_id, tracking.flatten(config), {}, {}, {}, status=None)
+            params = tracking.flatten(config.raw)
+            tracking.finish_run(client, run_id, params, {}, {}, {}, status=None)
         except Exception:  # the params were written already (the failure came after)
             pass
         tracking.fail_run(client, run_id, exc)
@@ -89,7 +92,7 @@ def execute(config: Mapping[str, Any], extra_tags: Mapping[str, str] | None = No
 
 
 def execute_deferred(
-    config: Mapping[str, Any],
+    config: RunConfig | Mapping[str, Any],
     extra_tags: Mapping[str, str] | None = None,
     experiment_id: str | None = None,
 ) -> dict[str, Any]:
@@ -99,18 +102,21 @@ def execute_deferred(
     serialises writers. A run measured without error is created here, though, with its tags,
     dataset input and text artifacts (``open_measured_run``): that third of a run's writes then
     overlaps the launching process's writing of the runs before it (a WAL store lets both write).
+    A plain ``config`` is checked here, its refusal a FAILED payload like any failure.
     """
     tags = run_tags(config, extra_tags)
+    raw = config.raw if isinstance(config, RunConfig) else config
     payload: dict[str, Any] = {
         "run_name": run_name_of(config, tags),
         "tags": tags,
-        "params": tracking.flatten(config),
+        "params": tracking.flatten(raw),
         "metrics": {},
         "curves": {},
         "status": "FINISHED",
         "error": None,
     }
     try:
+        config = RunConfig.of(config)
         learner, dataset = prepare(config)
         outcome = fit_and_evaluate(learner, dataset, plan_of(config))
     except Exception as exc:
@@ -127,18 +133,18 @@ def execute_deferred(
 
 
 def open_measured_run(
-    config: Mapping[str, Any], payload: dict[str, Any], experiment_id: str | None = None
+    config: RunConfig, payload: dict[str, Any], experiment_id: str | None = None
 ) -> None:
     """Create the run of a measured ``payload`` and write its dataset input and text artifacts;
     ``payload`` gets ``run_id`` (and ``inputs_written``) for ``tracking.write_payload`` to finish
     it. A store that fails here leaves the rest to the launching process, which tries again.
     ``experiment_id``: the sweep's, as the launching process opened it."""
-    settings = config.get("tracking") or {}
+    settings = config.tracking
     try:
         client, experiment_id = tracking.open_experiment(
-            tracking.resolve_tracking_uri(settings.get("uri")),
-            settings.get("experiment") or tracking.DEFAULT_EXPERIMENT,
-            settings.get("retry_seconds"),
+            tracking.resolve_tracking_uri(settings.uri),
+            settings.experiment or tracking.DEFAULT_EXPERIMENT,
+            settings.retry_seconds,
             experiment_id,
         )
         payload["run_id"] = tracking.start_run(
@@ -152,10 +158,14 @@ def open_measured_run(
     payload["inputs_written"] = True
 
 
-def refused_run(client, experiment_id: str, config, tags: Mapping[str, str], error) -> str:
-    """A FAILED run for a config refused before it ran: its params and the error."""
+def refused_run(
+    client, experiment_id: str, config: Mapping[str, Any], tags: Mapping[str, str], error
+) -> str:
+    """A FAILED run for a config refused before it ran (the plain config, as it was written:
+    ``RunConfig.unchecked``): its params and the error."""
+    config = RunConfig.unchecked(config)
     tags = run_tags(config, tags)
     run_id = tracking.start_run(client, experiment_id, run_name_of(config, tags), tags)
-    tracking.finish_run(client, run_id, tracking.flatten(config), {}, {}, {}, status=None)
+    tracking.finish_run(client, run_id, tracking.flatten(config.raw), {}, {}, {}, status=None)
     tracking.fail_run(client, run_id, error)
     return run_id

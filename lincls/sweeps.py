@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from lincls import tracking
+from lincls.run_config import RunConfig
 from lincls.runner import execute, execute_deferred, refused_run
 from lincls.tracking import progress, sweep_runs
 from lincls.tracking.store import (
     DEFAULT_MAX_STORE_FAILURES,
     DEFAULT_RETRY_SECONDS,
-    check_settings,
     one_line,
 )
 from lincls.tracking.tags import (
@@ -111,7 +111,7 @@ def _keys(job: Sequence[str]) -> set[str]:
 
 
 def start_sweep(
-    config: Mapping[str, Any],
+    config: RunConfig | Mapping[str, Any],
     total: int,
     sweep_dir: Path,
     overrides: Sequence[str] = (),
@@ -125,16 +125,17 @@ def start_sweep(
     sweeper's ``adhoc_study``), else ``adhoc``.
 
     The record and progress file go to ``<sweep_dir>/.lincls/<parent run id>/``: a place no other
-    sweep shares, even one started in the same directory at the same moment.
+    sweep shares, even one started in the same directory at the same moment. ``config``: the
+    first job's (a plain one is checked and made a ``RunConfig``).
     """
-    settings = config.get("tracking") or {}
-    check_settings(settings)
-    uri = tracking.resolve_tracking_uri(settings.get("uri"))
-    experiment = settings.get("experiment") or tracking.DEFAULT_EXPERIMENT
-    retry_seconds = float(settings.get("retry_seconds", DEFAULT_RETRY_SECONDS))
+    config = RunConfig.of(config)
+    settings = config.tracking
+    uri = tracking.resolve_tracking_uri(settings.uri)
+    experiment = settings.experiment or tracking.DEFAULT_EXPERIMENT
+    retry_seconds = settings.budget
     client, experiment_id = tracking.open_experiment(uri, experiment, retry_seconds)
     sweep_runs.mark_dead_runs_killed(client, experiment_id)
-    study = config.get("study") or study or ADHOC_STUDY
+    study = config.study or study or ADHOC_STUDY
     tags = {
         ROLE_TAG: "sweep",
         STUDY_TAG: study,
@@ -149,7 +150,7 @@ def start_sweep(
     progress_file.parent.mkdir(parents=True, exist_ok=True)
     progress_file.write_text("")
     finished: tuple[str, ...] = ()
-    if settings.get("skip_finished"):
+    if settings.skip_finished:
         finished = sweep_runs.finished_hashes(client, experiment_id, study)
     record = SweepRecord(
         uri,
@@ -163,7 +164,7 @@ def start_sweep(
         finished,
         tuple(varying),
         retry_seconds,
-        int(settings.get("max_store_failures", DEFAULT_MAX_STORE_FAILURES)),
+        settings.max_store_failures,
         str(record_path),
         dict(kinds or {}),
     )
@@ -287,16 +288,25 @@ POOLED = False
 DEFERRED = False
 
 
-def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRecord) -> dict:
+def run_job(
+    config: RunConfig | Mapping[str, Any], overrides: Sequence[str], record: SweepRecord
+) -> dict:
     """One job of a sweep: skip, or run as a child of the parent; never raises on a bad config.
 
+    ``config``: the job's, typed here once (``RunConfig.of``) when it is a plain one; one that is
+    refused is a FAILED run with its params and error, like any failure of a job.
     Returns ``{"status": "finished" | "failed" | "skipped", "run_id": ..., "error": ...}``, and
     with ``DEFERRED`` the run to write as ``"payload"`` (run id None until it is written).
     """
     line = " ".join(overrides)
     started = time.perf_counter()  # the job's duration feeds the sweep's ETA
     outcome: dict[str, Any] = {"status": "finished", "run_id": None, "error": None}
-    skip = bool((config.get("tracking") or {}).get("skip_finished", False))
+    refusal: Exception | None = None
+    try:
+        config = RunConfig.of(config)
+    except Exception as exc:  # raised again where a run's failure is recorded
+        config, refusal = RunConfig.unchecked(config), exc
+    skip = bool(config.tracking.skip_finished)
     tags = {
         PARENT_TAG: record.parent_run_id,
         ROLE_TAG: "run",
@@ -309,7 +319,8 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
     if skip and config_hash(config) in record.finished:
         outcome["status"] = "skipped"
     elif DEFERRED:
-        payload = execute_deferred(config, tags, record.experiment_id)
+        # a refused config again as given: its refusal becomes the payload's failure
+        payload = execute_deferred(config.raw if refusal else config, tags, record.experiment_id)
         outcome.update(payload=payload, error=payload["error"])
         outcome.update(_result(payload["metrics"], payload["tags"]))
         outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"
@@ -320,6 +331,8 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
             record.tracking_uri, record.experiment, record.retry_seconds, record.experiment_id
         )
         try:
+            if refusal is not None:
+                raise refusal
             done = execute(config, extra_tags=tags)
             outcome.update(run_id=done.run_id, **_result(done.metrics, done.tags))
         except tracking.StoreError as exc:  # the run is lost to the store, not to its config
@@ -329,7 +342,7 @@ def run_job(config: Mapping[str, Any], overrides: Sequence[str], record: SweepRe
             outcome["run_id"] = getattr(exc, "lincls_run_id", None)
             if outcome["run_id"] is None:  # refused before its run existed: record it
                 try:
-                    outcome["run_id"] = refused_run(client, experiment_id, config, tags, exc)
+                    outcome["run_id"] = refused_run(client, experiment_id, config.raw, tags, exc)
                 except tracking.StoreError as store_exc:
                     outcome.update(error=str(store_exc), store_error=True)
     outcome["seconds"] = time.perf_counter() - started

@@ -53,10 +53,9 @@ def check_jobs(loader: Any, config: DictConfig, jobs: Sequence[Sequence[str]]) -
 def _check_job(composer, loader, job, idx: int, checked: set, data: dict) -> None:
     from lincls.config_checks import check_booleans
     from lincls.errors import check_number
-    from lincls.evaluation import SEED_MAX, prepare
-    from lincls.orders import canonical_orders
+    from lincls.evaluation import prepare
     from lincls.registry import build_dataset
-    from lincls.tracking.store import check_settings
+    from lincls.run_config import SEED_MAX, RunConfig
 
     groups, values = split_group_overrides(loader, job)
     for override in values:
@@ -68,13 +67,12 @@ def _check_job(composer, loader, job, idx: int, checked: set, data: dict) -> Non
     checked.add(key)  # once, whatever it raises
     task_cfg = composer.task(job, idx)
     check_booleans(task_cfg, groups + values)
-    run_config = canonical_orders(OmegaConf.to_container(task_cfg, resolve=True))
-    check_settings(run_config.get("tracking") or {})
-    dataset = dict(run_config.get("dataset") or {})
+    run_config = RunConfig.from_container(OmegaConf.to_container(task_cfg, resolve=True))
+    dataset = dict(run_config.dataset)
     if "seed" in dataset:  # the data below may have been built with another job's seed
         check_number("dataset.seed", dataset.pop("seed"), low=0, integer=True)
     settings = json.dumps(dataset, sort_keys=True, default=str)
     if settings not in data:
         data.clear()  # one dataset at a time: a sweep's data may be large
-        data[settings] = build_dataset(run_config["dataset"])
+        data[settings] = build_dataset(run_config.dataset)
     prepare(run_config, data[settings])

@@ -32,6 +32,7 @@ import pandas as pd
 import lincls.search  # noqa: F401  (registers dataset=search, as lincls run has it)
 from lincls.api.compose import compose_run, run_overrides
 from lincls.paths import store_uri
+from lincls.run_config import RunConfig
 
 CURVE = "cumulative_mistakes"
 TIGHTEST = ("tightest", "tightest_a_posteriori")  # ``bound.<these>``: the tightest's value
@@ -183,14 +184,14 @@ def run(
     if store is None:
         from lincls.evaluation import fit_and_evaluate, plan_of, prepare
 
-        config = compose_run(lines)
+        config = RunConfig.from_container(compose_run(lines))
         learner_model, data = prepare(config)
         plan = plan_of(config)
-        if (config.get("certificates") or {}).get("cache_dir") is None:
+        if config.certificates.cache_dir is None:
             plan = replace(plan, cache_dir=None)  # no store, no cache beside it: nothing written
-        return result_of(config, fit_and_evaluate(learner_model, data, plan), None)
+        return result_of(config.raw, fit_and_evaluate(learner_model, data, plan), None)
     from lincls.runner import execute
 
     uri = store_uri(store)
-    config = compose_run([*lines, f"tracking.uri='{uri}'"])
-    return result_of(config, execute(config), uri)
+    config = RunConfig.from_container(compose_run([*lines, f"tracking.uri='{uri}'"]))
+    return result_of(config.raw, execute(config), uri)
