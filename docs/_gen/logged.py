@@ -58,6 +58,7 @@ def measured() -> dict[str, dict[str, set[str]]]:
     import lincls.registry  # noqa: F401  (adds the studies' schemas)
     from lincls import bounds, evaluation, runner
     from lincls.config import register_configs
+    from lincls.run_config import RunConfig
     from lincls.tracking.tags import run_tags
 
     register_configs()
@@ -71,7 +72,7 @@ def measured() -> dict[str, dict[str, set[str]]]:
     ):
         for label, overrides in PROBES:
             cfg = compose("config", overrides=[*overrides, f"certificates.cache_dir={cache}"])
-            config = OmegaConf.to_container(cfg, resolve=True)
+            config = RunConfig.from_container(OmegaConf.to_container(cfg, resolve=True))
             outcome = evaluation.measure(config)
             runner._describe(config, outcome)  # the description and the view's rounded tags
             tags = {**run_tags(config), **outcome.tags}
