@@ -30,6 +30,7 @@ from lincls.bounds import REGISTRY, holds
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, measure
 from lincls.registry import LEARNERS, build_learner
+from lincls.run_config import RunConfig
 from lincls.search import Target, replay_overrides, to_csv
 from lincls.search.targets import PLANS, search
 
@@ -119,7 +120,7 @@ class Referee:
 
 def _measured(config: dict) -> RunOutcome | None:
     try:
-        return measure(config)
+        return measure(RunConfig.from_container(config))  # this entry's configs, typed here
     except LinclsInputError:  # a draw the learner refuses is no instance
         return None
 
