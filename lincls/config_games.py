@@ -56,4 +56,3 @@ class SearchConfig(GameConfig):
     name: str = "search"
     bound: str = "novikoff"
     method: str = "adaptive"
-    seconds: float = 20.0

@@ -111,11 +111,14 @@ SHAPES = {
     "disjunction_game": (8, 64),  # 6 rounds of Littlestone's search, then 2 more mistakes
     "mnist_5k": (4286, 784),  # 5,000 digits, MNIST's test share (1/7) held out
     "phishing": (938, 9),  # river's 1,250 pages, a quarter held out
+    "search": (20, 20),  # the adaptive search's 20 rounds in 20 dimensions, every round run
 }
 
 
 @pytest.mark.parametrize("option", sorted(path.stem for path in (CONF / "dataset").glob("*.yaml")))
 def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
+    import lincls.search  # noqa: F401  (registers dataset=search, as every entry point does)
+
     multiclass = option in ("multiclass", "mnist_5k")
     learner = "multiclass_perceptron" if multiclass else "perceptron"
     overrides = [f"dataset={option}", f"learner={learner}", "certificates.svm=false"]

@@ -42,7 +42,7 @@ def swept(tmp_path_factory):
     grids = small_study(tmp / "conf")
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     done = lincls_command(["run", "-m", "experiment=frontier_small", "dataset=search",
-                           "dataset.seconds=3", "hydra.launcher.n_jobs=2",
+                           "hydra.launcher.n_jobs=2",
                            f"hydra.sweep.dir={tmp / 'sweep'}", "--config-dir", str(tmp / "conf"),
                            "--store", uri], tmp)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

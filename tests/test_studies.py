@@ -27,6 +27,7 @@ EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible 
     "second_order": 12 * 5,  # learner options × datasets, 20 random orders each
     "fs99": 2 * 6 * 2,  # two image scalings × degrees 1–6 × (perceptrons, SVM)
     "kwa97": 2 * 7 * (3 + 2),  # 2 learners × 7 N × (3 random seeds + 2 adversaries)
+    "frontier": 22,  # one search run per bound the searches cover
 }
 
 

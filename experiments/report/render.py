@@ -41,7 +41,7 @@ SEQUENCE_THEOREMS = {
     "CW": ("cw",),
     "SCW": ("scw1", "scw2"),
     "Forgetron": ("forgetron",),
-    "Projectron": ("projectron", "projectron_plus"),
+    "Projectron": ("projectron", "projectron_plus", "projectron_plus_paper"),
 }
 EVERY_SEQUENCE_THEOREMS = {
     "Novikoff's and its kin": ("novikoff", "novikoff_bias", "novikoff_2r", "kernel_novikoff",

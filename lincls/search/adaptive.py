@@ -90,13 +90,13 @@ def adaptive_search(
     beam: int = 2,
     width: int = 4,
     radii: tuple[float, ...] = (1.0, 100.0),
-    seconds: float = 30.0,
+    seconds: float | None = 30.0,
     seed: int = 0,
 ) -> Found:
     """The adaptive adversary against ``target`` (module docstring): up to ``rounds`` examples in
     d = ``rounds`` dimensions, ``width`` candidates per sequence and round, the ``beam`` best
     kept, at each radius of ``radii`` (capped at the theorem's ``max_radius``), within about
-    ``seconds`` in all. Returns the best sequence seen."""
+    ``seconds`` in all (None: every round, the same sequence at any load). Returns the best sequence seen."""
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     d = rounds
@@ -106,7 +106,7 @@ def adaptive_search(
     best: Found | None = None
     evaluations = 0
     for k, radius in enumerate(radii):
-        deadline = started + seconds * (k + 1) / len(radii)
+        deadline = None if seconds is None else started + seconds * (k + 1) / len(radii)
         learner = copy.deepcopy(target.learner)
         learner.set_params(max_passes=target.passes)
         template = np.zeros((2, d))
@@ -127,7 +127,7 @@ def adaptive_search(
                     children.append(_State(learner_j, X, y, used, scored))
                     if best is None or scored.key > best.scored.key:
                         best = Found(target, "adaptive", X, y, scored, 0.0, 0)
-            if not children or out_of_time(deadline, seconds / len(radii), best):
+            if not children or out_of_time(deadline, (seconds or 0.0) / len(radii), best):
                 break
             children.sort(key=lambda s: s.scored.key, reverse=True)
             beam_states = children[:beam]

@@ -72,17 +72,17 @@ def boolean_search(
     beam: int = 2,
     width: int = 4,
     sizes: tuple[tuple[int, int], ...] = SIZES,
-    seconds: float = 30.0,
+    seconds: float | None = 30.0,
     seed: int = 0,
 ) -> Found:
     """The disjunction adversary against ``target`` (a Winnow learner) at each (n, r) of
-    ``sizes``, within about ``seconds``: the best sequence seen, certified by its disjunction."""
+    ``sizes``, within about ``seconds`` (None: every round): the best sequence seen, certified by its disjunction."""
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     best: Found | None = None
     evaluations = 0
     for k, (n, r) in enumerate(sizes):
-        deadline = started + seconds * (k + 1) / len(sizes)
+        deadline = None if seconds is None else started + seconds * (k + 1) / len(sizes)
         u = np.zeros(n)
         u[:r] = 1.0 / math.sqrt(r)
         b = -0.5 / math.sqrt(r)
@@ -102,7 +102,7 @@ def boolean_search(
                     children.append((scored.key, child, X2, y2))
                     if best is None or scored.key > best.scored.key:
                         best = Found(target, "boolean", X2, y2, scored, 0.0, 0, u, b)
-            if not children or out_of_time(deadline, seconds / len(sizes), best):
+            if not children or out_of_time(deadline, (seconds or 0.0) / len(sizes), best):
                 break
             children.sort(key=lambda c: c[0], reverse=True)
             states = [c[1:] for c in children[:beam]]

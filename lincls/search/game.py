@@ -3,7 +3,7 @@ bound, then run as fixed data.
 
 Like the games, the data exist only once the learner is known: ``play`` searches for the run's
 (learner, bound) pair (``lincls.search.targets.search``, with the run's learner as configured and
-its passes), then fits the run's learner on the best instance in the fixed order, so the run logs
+its passes, every round of it: no time limit, so the same config gives the same run at any load), then fits the run's learner on the best instance in the fixed order, so the run logs
 the numbers the search scored. The instance is saved as the run's artifacts:
 ``dataset/instance.csv`` (every double exact), ``dataset/certificate.json`` for an instance built
 with a certificate (Winnow's disjunction: a CSV cannot carry it, and the SVM's separator is no
@@ -44,7 +44,6 @@ class SearchGame(Game):
 
     bound: str
     method: str
-    seconds: float
     seed: int
     name: str = "search"
     params: dict[str, Any] = field(default_factory=dict)
@@ -69,11 +68,12 @@ class SearchGame(Game):
         check_online(learner, "search")
         plan = PLANS[self.bound]
         target = Target(clone(learner), self.bound, int(passes), (), plan.max_radius)
-        found = search(target, self.seconds, self.seed, self.method)
+        # every round, no time limit: a run's data must not depend on the machine's load
+        found = search(target, None, self.seed, self.method)
         if np.unique(found.y).shape[0] < 2:
             raise LinclsInputError(
-                "dataset.seconds", f"the search found no instance of two classes in "
-                f"{found.seconds:.1f} s against {self.bound}: give it more time")  # fmt: skip
+                "dataset.bound", f"the search found no instance of two classes against "
+                f"{self.bound} for this learner")  # fmt: skip
         dataset = dataset_of(found.X, found.y, found.u, found.b)
         dataset.params["artifacts"] = artifacts(found, learner)
         shown = fit_in_order(learner, dataset.X, dataset.y, "fixed", 0, self.seed)
@@ -81,7 +81,7 @@ class SearchGame(Game):
 
 
 def make_search_game(
-    bound: str = "novikoff", method: str = "adaptive", seconds: float = 20.0, seed: int = 0
+    bound: str = "novikoff", method: str = "adaptive", seed: int = 0
 ) -> SearchGame:
     """The search's settings, checked: a bound the frontier searches (``PLANS``), a method that
     searches it (``boolean`` for Winnow's bounds only, and only it for them)."""
@@ -91,10 +91,9 @@ def make_search_game(
     if boolean != (method == "boolean"):
         wanted = "boolean" if boolean else "adaptive"
         raise LinclsInputError("method", f"{bound} is searched by {wanted}, got {method!r}")
-    check_number("seconds", seconds, low=0, low_open=True, high=3600)
     check_number("seed", seed, low=0, integer=True)
-    params = dict(bound=bound, method=method, seconds=seconds, seed=seed)
-    return SearchGame(bound, method, float(seconds), int(seed), params=params)
+    params = dict(bound=bound, method=method, seed=seed)
+    return SearchGame(bound, method, int(seed), params=params)
 
 
 def artifacts(found: Found, learner) -> dict[str, str]:

@@ -79,10 +79,13 @@ class Found:
         return self.scored.ratio
 
 
-def out_of_time(deadline: float, share: float, best: Found | None) -> bool:
-    """Whether a search is past ``deadline``; while nothing it scored has a ratio, past it by
-    another ``share`` (the radius's part of the budget): a short budget on a busy machine, whose
-    first runs are slow, still ends on an instance the run can score."""
+def out_of_time(deadline: float | None, share: float, best: Found | None) -> bool:
+    """Whether a search is past ``deadline`` (None: it has none, and runs all its rounds); while
+    nothing it scored has a ratio, past it by another ``share`` (the radius's part of the
+    budget): a short budget on a busy machine, whose first runs are slow, still ends on an
+    instance the run can score."""
+    if deadline is None:
+        return False
     late = time.perf_counter() - deadline
     return late > 0 if best is not None and best.ratio is not None else late > share
 

@@ -79,9 +79,11 @@ def target_of(bound: str, learner: dict | None = None, passes: int | None = None
     return Target(build_learner(config, passes, 0), bound, passes, overrides, plan.max_radius)
 
 
-def search(target: Target, seconds: float, seed: int = 0, method: str | None = None) -> Found:
+def search(
+    target: Target, seconds: float | None, seed: int = 0, method: str | None = None
+) -> Found:
     """The search ``method`` (adaptive or boolean; None: the target's plan's adversary) against
-    the target, for about ``seconds``."""
+    the target, for about ``seconds`` (None: all its rounds, so the same instance at any load)."""
     from lincls.search.adaptive import adaptive_search
     from lincls.search.boolean import boolean_search
 
