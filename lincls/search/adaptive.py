@@ -96,7 +96,8 @@ def adaptive_search(
     """The adaptive adversary against ``target`` (module docstring): up to ``rounds`` examples in
     d = ``rounds`` dimensions, ``width`` candidates per sequence and round, the ``beam`` best
     kept, at each radius of ``radii`` (capped at the theorem's ``max_radius``), within about
-    ``seconds`` in all (None: every round, the same sequence at any load). Returns the best sequence seen."""
+    ``seconds`` in all (None: every round, the same sequence at any load). Returns the best
+    sequence seen."""
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     d = rounds

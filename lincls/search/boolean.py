@@ -76,7 +76,8 @@ def boolean_search(
     seed: int = 0,
 ) -> Found:
     """The disjunction adversary against ``target`` (a Winnow learner) at each (n, r) of
-    ``sizes``, within about ``seconds`` (None: every round): the best sequence seen, certified by its disjunction."""
+    ``sizes``, within about ``seconds`` (None: every round): the best sequence seen, certified by
+    its disjunction."""
     rng = np.random.default_rng(seed)
     started = time.perf_counter()
     best: Found | None = None

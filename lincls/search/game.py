@@ -3,8 +3,9 @@ bound, then run as fixed data.
 
 Like the games, the data exist only once the learner is known: ``play`` searches for the run's
 (learner, bound) pair (``lincls.search.targets.search``, with the run's learner as configured and
-its passes, every round of it: no time limit, so the same config gives the same run at any load), then fits the run's learner on the best instance in the fixed order, so the run logs
-the numbers the search scored. The instance is saved as the run's artifacts:
+its passes, every round of it: no time limit, so the same config gives the same run at any load),
+then fits the run's learner on the best instance in the fixed order, so the run logs the numbers
+the search scored. The instance is saved as the run's artifacts:
 ``dataset/instance.csv`` (every double exact), ``dataset/certificate.json`` for an instance built
 with a certificate (Winnow's disjunction: a CSV cannot carry it, and the SVM's separator is no
 disjunction) and ``dataset/search.json`` (the search, its cost, the ratio it scored, and the
