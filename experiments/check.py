@@ -27,10 +27,10 @@ import numpy as np
 import yaml
 
 from lincls.bounds import REGISTRY, holds
+from lincls.config.run import RunConfig
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, measure
 from lincls.registry import LEARNERS, build_learner
-from lincls.run_config import RunConfig
 from lincls.search import Target, replay_overrides, to_csv
 from lincls.search.targets import PLANS, search
 

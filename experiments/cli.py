@@ -17,10 +17,9 @@ import sys
 import uuid
 from collections.abc import Callable, Sequence
 
-from lincls.experiments.arguments import run_help, store_uri, wants_help, with_store
-
 from lincls import tracking
 from lincls.errors import LinclsInputError
+from lincls.experiments.arguments import run_help, store_uri, wants_help, with_store
 from lincls.paths import sqlite_path
 
 UI_WORKERS = 2  # so one slow page does not hold up the others

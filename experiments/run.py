@@ -21,16 +21,16 @@ from typing import Any, NoReturn
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
-from lincls.experiments.arguments import GROUPS, group_options, run_help, wants_help, with_store
 from omegaconf import DictConfig, OmegaConf
 
 from lincls import tracking
-from lincls.composition import check_group_choices, input_error
 from lincls.config import register_configs
-from lincls.config_checks import check_booleans, parse_overrides
+from lincls.config.checks import check_booleans, parse_overrides
+from lincls.config.composition import check_group_choices, input_error
+from lincls.config.run import RunConfig
 from lincls.errors import LinclsInputError
+from lincls.experiments.arguments import GROUPS, group_options, run_help, wants_help, with_store
 from lincls.orders import canonical_orders
-from lincls.run_config import RunConfig
 from lincls.runner import execute
 from lincls.sweeps import current_sweep, run_job
 from lincls.tracking.store import StoreError

@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
+# the run config checks these values; here for the modules that import them from their subject
+from lincls.config.run import ORDERS, canonical_orders, permutations  # noqa: F401
 from lincls.errors import LinclsInputError
 from lincls.geometry import Certificate, MulticlassCertificate, augmented_scale, row_norms
 from lincls.learners._base import binary_classes
-
-# the run config checks these values; here for the modules that import them from their subject
-from lincls.run_config import ORDERS, canonical_orders, permutations  # noqa: F401
 
 
 def ordering_seed(seed: int, ordering: int) -> int:

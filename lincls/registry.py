@@ -14,11 +14,12 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lincls import (
-    config_studies,  # noqa: F401  (adds the studies' schemas to the tables)
-    plugins,
+from lincls import plugins
+from lincls.config import (
+    DATASET_SCHEMAS,
+    LEARNER_SCHEMAS,
+    studies,  # noqa: F401  (adds the studies' schemas to the tables)
 )
-from lincls.config import DATASET_SCHEMAS, LEARNER_SCHEMAS
 from lincls.data import (
     Dataset,
     load_breast_cancer,

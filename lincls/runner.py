@@ -14,10 +14,10 @@ from typing import Any
 
 import lincls.search  # noqa: F401  (registers dataset=search, whose game is a search)
 from lincls import tracking
+from lincls.config.run import RunConfig
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
 from lincls.figures import FIGURE_FILE, draw_run_figure, with_figure
-from lincls.run_config import RunConfig
 from lincls.tracking.describe import describe_run
 from lincls.tracking.tags import NOTE_TAG, run_name_of, run_tags
 from lincls.tracking.view import shown_tags

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from lincls import tracking
-from lincls.run_config import RunConfig
+from lincls.config.run import RunConfig
 from lincls.runner import execute, execute_deferred, refused_run
 from lincls.tracking import progress, sweep_runs
 from lincls.tracking.store import (

@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from lincls import bounds
-from lincls.certificates import certificate_of
 from lincls.data import make_separable
+from lincls.geometry.certificates import certificate_of
 
 # 1,000 random certified datasets per learner; derandomized so a failure reproduces.
 BOUND_SETTINGS = settings(

@@ -12,9 +12,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lincls import bounds, certificates, registry, runner
+from lincls import bounds, registry, runner
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
+from lincls.geometry import certificates
 from lincls.learners import Adaline, LeastSquaresClassifier
 
 DIVERGES = (

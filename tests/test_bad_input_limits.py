@@ -11,13 +11,13 @@ from conftest import CONF, compose_config
 from hydra import compose, initialize_config_dir
 
 from lincls import errors
-from lincls.config_checks import check_booleans, parse_overrides
+from lincls.config.checks import check_booleans, parse_overrides
+from lincls.config.run import check_writable
 from lincls.errors import LinclsInputError
 from lincls.evaluation import prepare
 from lincls.games import make_disjunction_game, make_orthogonal_game, make_perceptron_game
 from lincls.games.disjunction import least_rows
 from lincls.orders import canonical_orders
-from lincls.run_config import check_writable
 
 GIB = 2**30
 

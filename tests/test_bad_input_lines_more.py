@@ -196,7 +196,7 @@ def test_an_input_error_survives_a_pool_worker_pickle():
 
 def test_composition_errors_in_process():
     """The translation itself, on Hydra's own exceptions (no subprocess)."""
-    from lincls.composition import input_error
+    from lincls.config.composition import input_error
 
     expected = {
         "dataset.n=abc": "dataset.n: must be an integer, got 'abc'",

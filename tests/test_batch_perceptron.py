@@ -10,13 +10,14 @@ from _online_cases import certified_data
 from conftest import compose_config, runs_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
 from mlflow.tracking import MlflowClient
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from lincls import bounds, certificates, evaluation, runner
+from lincls import bounds, evaluation, runner
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
+from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
+from lincls.geometry import certificates
 from lincls.learners import BatchPerceptron, LearningRatePerceptron, Perceptron
 
 

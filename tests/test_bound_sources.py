@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import compose_config
-from lincls.experiments.report.tables import bound_source
 
 from lincls import bounds
 from lincls.bounds import (
@@ -23,6 +22,7 @@ from lincls.bounds import (
     source_of,
 )
 from lincls.evaluation import measure
+from lincls.experiments.report.tables import bound_source
 
 PAPERS_READ = {"pa": 2, "pa1": 4, "pa2": 5}  # Crammer et al. 2006 (JMLR 7): theorem numbers
 

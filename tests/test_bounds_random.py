@@ -4,7 +4,7 @@ Shapes (n, d, scale, offset, passes, order, noise) come from hypothesis; each sh
 of instances, vectorized, and each instance is fitted with the learner's own numba kernel and
 evaluated through the bound registry (so the augmentation for a bias is the one runs use), with
 the training rows at hand: every theorem whose comparators form a convex set is at its best
-comparator (``lincls.comparators``), the tightest values the harness logs.
+comparator (``lincls.geometry.comparators``), the tightest values the harness logs.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lincls import bounds, evaluation
-from lincls.certificates import CertificateCache, separating_direction, svm_certificates
 from lincls.data import make_noisy, make_plane, make_separable
+from lincls.geometry.certificates import CertificateCache, separating_direction, svm_certificates
 
 
 @settings(max_examples=40, deadline=None)

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 from conftest import compose_config
-from lincls.experiments import check
 
 from lincls.bounds import REGISTRY, holds
 from lincls.evaluation import measure
+from lincls.experiments import check
 
 
 @pytest.fixture

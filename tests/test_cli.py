@@ -16,11 +16,11 @@ import pytest
 from clusters import free_port, wait_until
 from conftest import ROOT, runs_of
 from hydra.core.config_store import ConfigStore
-from lincls.experiments import cli, run
-from lincls.experiments.arguments import group_options, run_help, store_uri, with_store
 
 import lincls
 from lincls.errors import LinclsInputError
+from lincls.experiments import cli, run
+from lincls.experiments.arguments import group_options, run_help, store_uri, with_store
 
 TINY = ["dataset.n=40", "dataset.d=2", "dataset.n_test=10", "certificates.svm=false", "passes=2"]
 USAGE = cli.usage()  # the commands of cli.COMMANDS, each with its own --help

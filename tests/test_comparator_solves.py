@@ -1,10 +1,10 @@
 """The best comparators' fast solves against the programs they replace, and runs using them.
 
-``lincls.newton`` (the deficit and the squared hinge by Newton's method) and the working sets of
-``lincls.programs`` must give the minimum Clarabel gives on every row at once — the formulation
-runs used before them — to 1e-9 relative, on separable and noisy rows, with a bias feature and
-without, an offset, few and many rows and columns, dense and sparse. A run's every bound is the
-same to 1e-9 either way (what is read at a minimiser rather than its minimum, to the interior
+``lincls.geometry.newton`` (the deficit and the squared hinge by Newton's method) and the working
+sets of ``lincls.geometry.programs`` must give the minimum Clarabel gives on every row at once — the
+formulation runs used before them — to 1e-9 relative, on separable and noisy rows, with a bias
+feature and without, an offset, few and many rows and columns, dense and sparse. A run's every bound
+is the same to 1e-9 either way (what is read at a minimiser rather than its minimum, to the interior
 point's own accuracy: ``_tolerance``), and a default run solves no cone program on every row.
 """
 
@@ -18,9 +18,10 @@ import pytest
 import scipy.sparse as sp
 from conftest import compose_config
 
-from lincls import comparators, evaluation, newton
+from lincls import evaluation
 from lincls.bounds import _best
 from lincls.data import make_noisy, make_separable
+from lincls.geometry import comparators, newton
 
 INSTANCES = 40
 

@@ -18,8 +18,8 @@ import pytest
 from _instances import batch, facts, multiclass_batch, run, run_kernel, run_multiclass, stand_in
 from scipy.optimize import minimize, nnls
 
-from lincls import bounds, comparators
-from lincls.geometry import certify_multiclass
+from lincls import bounds
+from lincls.geometry import certify_multiclass, comparators
 
 INSTANCES = 200
 

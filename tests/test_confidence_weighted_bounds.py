@@ -245,8 +245,8 @@ def independent_precision(rows: np.ndarray, A: np.ndarray, start: np.ndarray) ->
 def test_best_comparator_is_the_minimum_of_the_final_precision(tmp_path):
     """On 210 separable runs (CW and uncapped SCW-I, both bias rules) the logged bound at its
     best comparator equals the formula at min wᵀΣ⁻¹w s.t. y_t w·x'_t ≥ 1 (scipy's SLSQP on the
-    inverted final covariance, independent of ``lincls.comparators``, polished on its active
-    constraints) to 1e-8 (measured: 1.0e-13)."""
+    inverted final covariance, independent of ``lincls.geometry.comparators``, polished on its
+    active constraints) to 1e-8 (measured: 1.0e-13)."""
     rng = np.random.default_rng(2612)
     plan = RunPlan(svm=False, cache_dir=str(tmp_path))
     checked = 0

@@ -9,9 +9,9 @@ import pytest
 from conftest import ROOT, run_cli, runs_of
 from sklearn.preprocessing import OneHotEncoder
 
-from lincls.certificates import separating_direction
 from lincls.data import column_names, load_csv, load_playtennis
 from lincls.errors import LinclsInputError
+from lincls.geometry.certificates import separating_direction
 
 SEED_DAYS = [  # seed 000 §1: Outlook, Temp, PlayTennis?
     ("Rainy", 85, "No"),

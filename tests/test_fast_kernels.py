@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from lincls.experiments.benchmarks.perceptron import dense_problem, update_share
 from numba import njit
 
+from lincls.experiments.benchmarks.perceptron import dense_problem, update_share
 from lincls.learners import Perceptron
 from lincls.learners._kernel_tools import PREFETCH_MIN_ROW_BYTES, unsigned_indices
 from lincls.learners.averaged import averaged_pass_csr

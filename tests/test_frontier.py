@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import CONF
+from test_report import record_sweep, table_rows
+
 from lincls.experiments import report
 from lincls.experiments.report.frontier import frontier_table, instance_kinds
-from test_report import record_sweep, table_rows
 
 HEADER = "| theorem | runs | fixed data | restricted game | constructive game |"
 

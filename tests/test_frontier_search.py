@@ -10,14 +10,14 @@ import warnings
 import pytest
 import yaml
 from conftest import CONF, compose_config
-from lincls.experiments import report
-from lincls.experiments.report.collect import artifact_uri
 from test_cli import lincls_command
 from test_report import table_rows
 
 from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.evaluation import measure
+from lincls.experiments import report
+from lincls.experiments.report.collect import artifact_uri
 from lincls.search.game import make_search_game
 
 HEADER = "| theorem | runs | fixed data | restricted game | constructive game | searched |"

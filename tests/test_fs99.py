@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import compose_config
-from lincls.experiments.report import main as report_main
 
 from lincls import evaluation, runner
 from lincls.data.mnist import load_mnist_5k
+from lincls.experiments.report import main as report_main
 from lincls.learners.kernel_voted import KernelVotedPerceptron, checkpoint_steps
 
 TINY = ["dataset=mnist_5k", "dataset.n_samples=300", "certificates.svm=false"]

@@ -1,5 +1,5 @@
 """The perceptron game played for real (lincls.games.perceptron) and the proof's slack
-(lincls.slack)."""
+(lincls.evaluation.slack)."""
 
 from __future__ import annotations
 
@@ -185,7 +185,7 @@ def test_the_slack_factors_at_the_best_comparator_multiply_to_the_logged_ratio(o
 def test_the_slack_walk_is_the_same_on_dense_and_csr_rows():
     import scipy.sparse as sp
 
-    from lincls.slack import Comparator, novikoff_slack
+    from lincls.evaluation.slack import Comparator, novikoff_slack
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((50, 6))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from lincls import comparators
+from lincls.geometry import comparators
 from lincls.learners.kernel import kernel_diagonal, kernel_matrix
 
 INSTANCES = 60

@@ -12,14 +12,14 @@ from _online_cases import BOUND_SETTINGS, SEED001_X, SEED001_Y, bound_values, ce
 from conftest import compose_config, runs_of
 from hypothesis import given
 from hypothesis import strategies as st
-from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import bounds, runner
-from lincls.certificates import certificate_of
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
 from lincls.evaluation import prepare
+from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
+from lincls.geometry.certificates import certificate_of
 from lincls.learners import KernelPerceptron, Perceptron
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import compose_config
-from lincls.experiments.report import main as report_main
-from lincls.experiments.report.kwa97 import growth_fit
 
 from lincls import evaluation, runner
+from lincls.experiments.report import main as report_main
+from lincls.experiments.report.kwa97 import growth_fit
 
 RANDOM = ["dataset=disjunction", "dataset.k=2", "dataset.n=2000", "dataset.n_test=100"]
 PLAIN = ["passes=1", "certificates.svm=false", "certificates.best=false"]

@@ -8,14 +8,14 @@ from _online_cases import BOUND_SETTINGS, SEED001_X, SEED001_Y, bias_and_data, b
 from conftest import compose_config
 from hypothesis import given
 from hypothesis import strategies as st
-from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import bounds
-from lincls.certificates import certificate_of
 from lincls.data import make_separable
 from lincls.errors import LinclsInputError
 from lincls.evaluation import measure, prepare
+from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
+from lincls.geometry.certificates import certificate_of
 from lincls.learners import LearningRatePerceptron, MarginPerceptron, Perceptron
 
 

@@ -13,7 +13,7 @@ from sklearn.linear_model import Perceptron as SkPerceptron
 
 from lincls.data import make_separable
 from lincls.evaluation import RunPlan, fit_and_evaluate
-from lincls.hyperplane import HISTOGRAM_ARTIFACT, hyperplane_margins, margin_histogram
+from lincls.evaluation.hyperplane import HISTOGRAM_ARTIFACT, hyperplane_margins, margin_histogram
 from lincls.learners import (
     AveragedPerceptron,
     KernelPerceptron,

@@ -1,6 +1,6 @@
 """The hard-margin certificates against an independent maximum margin, on 240 separable instances.
 
-The independent value shares no code with ``lincls.comparators``: Lawson and Hanson's
+The independent value shares no code with ``lincls.geometry.comparators``: Lawson and Hanson's
 least-distance program solved by scipy's non-negative least squares (an active-set method, no
 interior point). Through the origin the maximum margin is the least distance of the rows y·x;
 with an offset, half that of the differences x⁺ − x⁻ of opposite labels, taken on a subset of
@@ -24,10 +24,9 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import nnls
 
-from lincls import comparators
-from lincls.certificates import max_margin_separator, svm_certificates
 from lincls.games.perceptron import make_perceptron_game, play
-from lincls.geometry import Certificate, certify
+from lincls.geometry import Certificate, certify, comparators
+from lincls.geometry.certificates import max_margin_separator, svm_certificates
 from lincls.learners import Perceptron
 
 INSTANCES = 240

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import bounds, runner
-from lincls.certificates import certificate_of
 from lincls.data import make_multiclass
 from lincls.errors import LinclsInputError
 from lincls.evaluation import prepare
+from lincls.geometry.certificates import certificate_of
 from lincls.learners import MIRA, MulticlassPerceptron
 
 

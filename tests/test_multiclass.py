@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import bounds, runner
-from lincls.certificates import certificate_of
 from lincls.data import make_multiclass, make_separable
 from lincls.errors import LinclsInputError
 from lincls.evaluation import measure, prepare
 from lincls.geometry import MulticlassCertificate, certify_multiclass, multiclass_margins
+from lincls.geometry.certificates import certificate_of
 from lincls.learners import MIRA, MulticlassPerceptron
 from lincls.learners._multiclass_base import scores_dense
 

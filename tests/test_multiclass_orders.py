@@ -9,9 +9,9 @@ import pytest
 from conftest import compose_config
 
 from lincls import bounds, evaluation
-from lincls.certificates import certificate_of
 from lincls.data import make_multiclass
 from lincls.evaluation import RunPlan, fit_and_evaluate
+from lincls.geometry.certificates import certificate_of
 from lincls.learners import MIRA, MulticlassPerceptron
 from lincls.orders import fit_in_order, ordering_seed
 

@@ -10,16 +10,16 @@ from _online_cases import BOUND_SETTINGS, SEED001_X, SEED001_Y, bound_values, ce
 from conftest import compose_config
 from hypothesis import given
 from hypothesis import strategies as st
-from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import bounds
-from lincls.certificates import certificate_of
 from lincls.data import make_orthonormal, make_separable
 from lincls.errors import LinclsInputError
 from lincls.evaluation import measure, prepare
+from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
+from lincls.geometry.certificates import certificate_of
 from lincls.learners import PassiveAggressive
 
 

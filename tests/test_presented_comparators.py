@@ -2,7 +2,7 @@
 learner was shown, so on the adversarial order (which may never present some rows) its best
 comparator is the hard-margin separator of the presented rows alone, with their radius.
 
-The reference minimum is independent of ``lincls.comparators``: scipy's SLSQP on
+The reference minimum is independent of ``lincls.geometry.comparators``: scipy's SLSQP on
 min ‖v‖² s.t. y_t v·x'_t ≥ 1 over the presented rows, started from the generator's separator,
 its point rescaled onto the constraints (so it is a feasible comparator's value, an upper bound).
 """
@@ -18,9 +18,9 @@ from sklearn.base import clone
 
 from lincls.bounds import _best
 from lincls.bounds._registry import RunFacts
-from lincls.certificates import CertificateCache, certificates_of, primary
 from lincls.data import make_multiclass, make_separable
 from lincls.evaluation import RunPlan, fit_and_evaluate
+from lincls.geometry.certificates import CertificateCache, certificates_of, primary
 from lincls.learners import MarginPerceptron, MulticlassPerceptron, PassiveAggressive, Perceptron
 from lincls.orders import fit_in_order
 

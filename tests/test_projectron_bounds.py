@@ -171,7 +171,8 @@ def independent_minimum(A: np.ndarray, start: np.ndarray) -> float:
 
 def test_best_separator_equals_an_independent_minimisation(tmp_path):
     """On 210 separable runs the logged bound at its best comparator is (R'/(γ' − √η))² with
-    1/γ'² = min ‖v‖² s.t. y_t v·x'_t ≥ 1 found by SLSQP (not ``lincls.comparators``), to 1e-4."""
+    1/γ'² = min ‖v‖² s.t. y_t v·x'_t ≥ 1 found by SLSQP (not ``lincls.geometry.comparators``), to
+    1e-4."""
     rng = np.random.default_rng(2008)
     plan = RunPlan(order="fixed", svm=False, cache_dir=str(tmp_path))
     chosen = 0

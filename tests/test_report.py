@@ -22,7 +22,6 @@ import pytest
 import yaml
 from conftest import ROOT, compose_config
 from hydra import compose, initialize_config_dir
-from lincls.experiments import report
 from matplotlib.image import imread
 from mlflow.entities import RunTag
 from mlflow.tracking import MlflowClient
@@ -31,6 +30,7 @@ from omegaconf import OmegaConf
 from lincls import runner
 from lincls.bounds import holds, source_of
 from lincls.errors import LinclsInputError
+from lincls.experiments import report
 
 STUDY = "bv_test"
 GAMMAS = (0.05, 0.1, 0.2)

@@ -7,13 +7,13 @@ import math
 import pandas as pd
 import pytest
 from conftest import compose_config
+from mlflow.entities import RunTag
+
+from lincls import runner
 from lincls.experiments import report
 from lincls.experiments.report.collect import dataset_config, select_runs
 from lincls.experiments.report.plots import PlotInput, plot_margin_to_max
 from lincls.experiments.report.tables import hyperplane_table
-from mlflow.entities import RunTag
-
-from lincls import runner
 
 LEARNERS = (
     ("perceptron", []),

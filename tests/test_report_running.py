@@ -8,11 +8,11 @@ import shutil
 import socket
 
 from conftest import compose_config
-from lincls.experiments import report
 from mlflow.entities import RunTag
 from mlflow.tracking import MlflowClient
 
 from lincls import runner
+from lincls.experiments import report
 
 
 def test_a_running_sweep_is_named_with_its_configs_not_run_yet(tmp_path, _migrated_store, capsys):
@@ -48,6 +48,7 @@ def test_a_running_sweep_is_named_with_its_configs_not_run_yet(tmp_path, _migrat
 
 def test_a_sweep_left_running_by_a_dead_process_is_not_called_running():
     import pandas as pd
+
     from lincls.experiments.report.collect import still_running
 
     gone = {"status": "RUNNING", "tags.lincls.jobs": "4", "tags.lincls.host": socket.gethostname(),

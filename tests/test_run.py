@@ -305,6 +305,7 @@ def test_malformed_svmlight_names_file_and_line(tmp_path):
 def test_no_lincls_config_sets_hydra_mode_so_a_plain_run_is_a_single_run():
     # lincls.experiments.run.mode_known skips Hydra's reading of hydra.mode for such arguments
     from hydra import compose, initialize_config_dir
+
     from lincls.experiments.run import single_run
 
     experiments = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))

@@ -10,9 +10,9 @@ import pytest
 from conftest import compose_config
 
 from lincls import tracking
+from lincls.config.run import CertificateSettings, RunConfig
 from lincls.errors import LinclsInputError
 from lincls.orders import canonical_orders
-from lincls.run_config import CertificateSettings, RunConfig
 from lincls.tracking.tags import HASH_TAG, config_hash, run_name, run_tags
 
 # Hashes computed before the config became typed: a change would make every resumed sweep run

@@ -10,11 +10,11 @@ from xml.etree import ElementTree
 
 import pytest
 from conftest import compose_config
-from lincls.experiments import report
-from lincls.experiments.report import figures as report_figures
 from mlflow.tracking import MlflowClient
 
 from lincls import runner
+from lincls.experiments import report
+from lincls.experiments.report import figures as report_figures
 from lincls.figures import (
     FIGURE_FILE,
     draw_run_figure,

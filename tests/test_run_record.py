@@ -10,7 +10,8 @@ import pytest
 from conftest import compose_config, runs_of
 from mlflow.tracking import MlflowClient
 
-from lincls import bounds, evaluation, measures, runner
+from lincls import bounds, evaluation, runner
+from lincls.evaluation import measures
 from lincls.geometry import certify, hinge_deficit
 from lincls.tracking.sqlite_runs import SqliteRuns
 

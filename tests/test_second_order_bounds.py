@@ -121,7 +121,7 @@ def test_no_violation_on_two_thousand_runs(bound, tmp_path):
 def test_romma_best_comparator_is_the_minimum_over_the_presented_rows(tmp_path):
     """On 210 adversarial runs the logged ROMMA bound at its best comparator equals
     R'²·min ‖v‖² s.t. y_t v·x'_t ≥ 1 over the presented rows x' (scipy's SLSQP from the
-    generator's separator, independent of ``lincls.comparators``) to 1e-4."""
+    generator's separator, independent of ``lincls.geometry.comparators``) to 1e-4."""
     rng = np.random.default_rng(2002)
     plan = RunPlan(order="adversarial", svm=False, cache_dir=str(tmp_path))
     partial = 0

@@ -9,9 +9,9 @@ import re
 import numpy as np
 import pytest
 from hydra import initialize_config_dir
-from lincls.experiments.report import open_store, select_runs, write_report
 from omegaconf import OmegaConf, open_dict
 
+from lincls.experiments.report import open_store, select_runs, write_report
 from lincls.orders import canonical_orders, fit_in_order
 from lincls.registry import build_dataset, build_learner
 from lincls.runner import execute

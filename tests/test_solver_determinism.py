@@ -10,9 +10,9 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from lincls import comparators
-from lincls.certificates import svm_certificates
 from lincls.data import make_noisy, make_separable
+from lincls.geometry import comparators
+from lincls.geometry.certificates import svm_certificates
 
 
 def _collinear(n: int, homogeneous: bool):

@@ -4,13 +4,12 @@ every sequence of the data's margin and radius at or above passes × rows."""
 
 from __future__ import annotations
 
+from lincls.bounds import REGISTRY, trivial_bound
 from lincls.experiments.report.render import (
     EVERY_SEQUENCE_THEOREMS,
     SEQUENCE_THEOREMS,
     VACUITY_RULE,
 )
-
-from lincls.bounds import REGISTRY, trivial_bound
 from lincls.tracking.describe import describe_run
 
 

@@ -9,10 +9,10 @@ game is Novikoff's: half of (R/γ)², 0.48 to 0.54 without a bias.
 from __future__ import annotations
 
 import pytest
-from lincls.experiments import report
 from mlflow.tracking import MlflowClient
 from test_report import record_sweep, table_rows
 
+from lincls.experiments import report
 from lincls.tracking.progress import Headline
 
 GAMMAS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3)

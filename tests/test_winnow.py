@@ -12,15 +12,15 @@ from _online_cases import BOUND_SETTINGS
 from conftest import compose_config, runs_of
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from lincls.experiments.benchmarks.perceptron import dense_problem
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from lincls import bounds, runner
 from lincls.bounds.winnow import disjunction_size
-from lincls.certificates import certificate_of
 from lincls.data import make_disjunction, make_separable
 from lincls.errors import LinclsInputError
 from lincls.evaluation import prepare
+from lincls.experiments.benchmarks.perceptron import dense_problem
+from lincls.geometry.certificates import certificate_of
 from lincls.learners import BalancedWinnow, Perceptron, Winnow
 
 NEGATIVE_DATA = "the check's data hold negative values, which Winnow rejects (features must be ≥ 0)"

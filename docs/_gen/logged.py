@@ -58,7 +58,7 @@ def measured() -> dict[str, dict[str, set[str]]]:
     import lincls.registry  # noqa: F401  (adds the studies' schemas)
     from lincls import bounds, evaluation, runner
     from lincls.config import register_configs
-    from lincls.run_config import RunConfig
+    from lincls.config.run import RunConfig
     from lincls.tracking.tags import run_tags
 
     register_configs()

@@ -18,11 +18,11 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from lincls.experiments.bench import Row, best_time
-from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import RidgeClassifier, SGDClassifier
 
+from lincls.experiments.bench import Row, best_time
+from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
 from lincls.learners import Adaline, LeastSquaresClassifier
 
 LMS_RATE = 1e-3

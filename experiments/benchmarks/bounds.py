@@ -6,12 +6,12 @@ At n = 1k and 100k (d = 100, separable data of margin 0.01 so the fit takes seve
   Freund–Schapire over its γ grid, Mohri–Rostamizadeh), certificates given, including the one
   pass over X for the squared norms the per-example bounds read — against one fit
   (target: bounds ≤ 0.2× the fit, i.e. ratio fit/bounds ≥ 5);
-- a certificate: the hard-margin SVM (``lincls.certificates``), computed once per dataset (the
-  cache shares it with every learner, order and seed of a sweep), shown against the fit;
-- at n = 100 and 1k: every bound at its best comparator (``lincls.comparators``: the hard-margin
-  SVM of (x, 1) and Freund–Schapire's cone program), solved once per dataset, bias feature and
-  presentation counts, then read from the disk cache by every later run (the per-run cost, with
-  the in-process memory cleared as in a new worker), both against one fit.
+- a certificate: the hard-margin SVM (``lincls.geometry.certificates``), computed once per dataset
+  (the cache shares it with every learner, order and seed of a sweep), shown against the fit;
+- at n = 100 and 1k: every bound at its best comparator (``lincls.geometry.comparators``: the
+  hard-margin SVM of (x, 1) and Freund–Schapire's cone program), solved once per dataset, bias
+  feature and presentation counts, then read from the disk cache by every later run (the per-run
+  cost, with the in-process memory cleared as in a new worker), both against one fit.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ import tempfile
 import time
 
 import numpy as np
-from lincls.experiments.bench import Row, best_time
 
 from lincls import bounds
 from lincls.bounds import _best
-from lincls.certificates import svm_certificates
 from lincls.data import make_separable
+from lincls.experiments.bench import Row, best_time
 from lincls.geometry import certify, row_norms
+from lincls.geometry.certificates import svm_certificates
 from lincls.learners import Perceptron
 
 

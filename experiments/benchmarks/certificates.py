@@ -1,9 +1,9 @@
 """The hard-margin certificates: one interior point (Clarabel) against libsvm with a huge C.
 
-``lincls.certificates.max_margin_separator`` solves min ‖w‖² s.t. y(w·x + b) ≥ 1 with
-``lincls.comparators.hard_margin``, the program and solver of the best comparators. The peer is
-scikit-learn's libsvm ``SVC`` (linear kernel, C above ‖w*‖² so no box binds, tolerance 1e-5) on
-a working set of 2,000 rows, after a linear program (HiGHS' interior point) has shown the data
+``lincls.geometry.certificates.max_margin_separator`` solves min ‖w‖² s.t. y(w·x + b) ≥ 1 with
+``lincls.geometry.comparators.hard_margin``, the program and solver of the best comparators. The
+peer is scikit-learn's libsvm ``SVC`` (linear kernel, C above ‖w*‖² so no box binds, tolerance 1e-5)
+on a working set of 2,000 rows, after a linear program (HiGHS' interior point) has shown the data
 separable and set C; the homogeneous separator is the offset one of {(x, y), (−x, −y)}. Cases:
 
 - the perceptron game's points at γ = 0.02, d = 2 (~1,250 nearly collinear examples, played
@@ -22,12 +22,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from lincls.experiments.bench import Row, best_time
 
-from lincls.certificates import max_margin_separator
 from lincls.data import make_noisy, make_separable
+from lincls.experiments.bench import Row, best_time
 from lincls.games.perceptron import make_perceptron_game, play
 from lincls.geometry import certify
+from lincls.geometry.certificates import max_margin_separator
 from lincls.learners import Perceptron
 
 TARGET_SECONDS = 0.5  # the game's points at γ = 0.02, d = 2

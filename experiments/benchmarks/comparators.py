@@ -1,8 +1,8 @@
 """The kernel perceptron's best comparator (RBF): the working set against the whole dual at once.
 
-``lincls.comparators.kernel_hard_margin`` solves the feature-space hard-margin dual on a working
-set of rows, computing only the kernel columns of the set; the peer is the same dual solved on
-every row at once from the full kernel matrix (``kernel_hard_margin_dense``, qdldl), which grows
+``lincls.geometry.comparators.kernel_hard_margin`` solves the feature-space hard-margin dual on a
+working set of rows, computing only the kernel columns of the set; the peer is the same dual solved
+on every row at once from the full kernel matrix (``kernel_hard_margin_dense``, qdldl), which grows
 as ~n³. Data: the kernel section's certified separable data (d = 20, margin 0.05), RBF γ = 1, bias
 feature c = 1, rows scaled to radius 1 as the bound does. Target: n = 2,000 in ≤ 5 s. The note
 gives both values' relative difference, the set's final size and the support vectors. A last row
@@ -14,10 +14,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from lincls.experiments.bench import Row, best_time
 
-from lincls import comparators
 from lincls.data import make_separable
+from lincls.experiments.bench import Row, best_time
+from lincls.geometry import comparators
 from lincls.learners.kernel import kernel_matrix
 
 TARGET_SECONDS = 5.0  # at n = 2,000

@@ -9,9 +9,8 @@ dual form.
 
 from __future__ import annotations
 
-from lincls.experiments.bench import Row, best_time
-
 from lincls.data import make_separable
+from lincls.experiments.bench import Row, best_time
 from lincls.learners import KernelPerceptron, Perceptron
 
 KERNELS = (("linear", {}), ("poly", {"degree": 2}), ("rbf", {"gamma": 1.0}))

@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 from lincls.experiments.bench import Row
 from lincls.experiments.benchmarks.perceptron import best_cpu_time, dense_problem, update_share
-
 from lincls.learners.arow import AROW
 from lincls.learners.confidence_weighted import ConfidenceWeighted
 from lincls.learners.second_order import SecondOrderPerceptron

@@ -22,12 +22,12 @@ import time
 import warnings
 
 import numpy as np
-from lincls.experiments.bench import Row, best_time
-from lincls.experiments.benchmarks.multiclass import multiclass_problem
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
+from lincls.experiments.bench import Row, best_time
+from lincls.experiments.benchmarks.multiclass import multiclass_problem
 from lincls.learners import MaxEnt
 
 TOLERANCES = (1e-2, 1e-3)  # nats per example

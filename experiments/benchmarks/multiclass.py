@@ -12,10 +12,10 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from lincls.experiments.bench import Row, best_time
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron as SkPerceptron
 
+from lincls.experiments.bench import Row, best_time
 from lincls.learners import MIRA, MulticlassPerceptron
 
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import SGDClassifier
+
 from lincls.experiments.bench import Row
 from lincls.experiments.benchmarks.perceptron import (
     best_cpu_time,
@@ -20,9 +23,6 @@ from lincls.experiments.benchmarks.perceptron import (
     dense_problem,
     update_share,
 )
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import SGDClassifier
-
 from lincls.learners import AveragedPerceptron, PassiveAggressive
 
 

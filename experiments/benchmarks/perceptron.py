@@ -22,10 +22,10 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from lincls.experiments.bench import Row
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron as SkPerceptron
 
+from lincls.experiments.bench import Row
 from lincls.learners import Perceptron
 
 

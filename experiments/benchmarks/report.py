@@ -81,7 +81,6 @@ def timed_report(uri: str, target: str, out: Path) -> float:
 def figures_shown(uri: str, root: Path) -> tuple[int, int, float]:
     """(runs whose description shows their figure, figure files on disk, the largest in KB)."""
     from lincls.experiments.report.figures import _sql_state
-
     from lincls.figures import FIGURE_FILE
     from lincls.tracking import reader
 
@@ -102,8 +101,9 @@ def figures_shown(uri: str, root: Path) -> tuple[int, int, float]:
 
 def search_seconds(uri: str) -> tuple[float, int]:
     """MLflow's ``search_runs`` over every run of the store, page by page; (seconds, runs)."""
-    from lincls.experiments.report.collect import search_all
     from mlflow.tracking import MlflowClient
+
+    from lincls.experiments.report.collect import search_all
 
     client = MlflowClient(tracking_uri=uri)
     experiment_id = client.get_experiment_by_name("lincls").experiment_id

@@ -26,6 +26,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from lincls import tracking
+from lincls.errors import LinclsInputError
 from lincls.experiments.report.collect import (
     PAGE_SIZE,
     ROLE_RUN,
@@ -80,9 +82,6 @@ from lincls.experiments.report.tables import (
     slack_table,
     violations,
 )
-
-from lincls import tracking
-from lincls.errors import LinclsInputError
 from lincls.tracking.store import check_store_file
 
 __all__ = [

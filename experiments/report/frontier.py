@@ -16,6 +16,7 @@ case, or the theorem is loose there.
 from __future__ import annotations
 
 import pandas as pd
+
 from lincls.experiments.report.collect import column
 from lincls.experiments.report.tables import TIGHTEST, bound_names, learner_labels, orders_of
 

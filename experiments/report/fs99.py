@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from lincls.experiments.report.collect import column, metric_histories
 from lincls.experiments.report.plots import _figure, _save
 

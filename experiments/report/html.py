@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import markdown
+
 from lincls.experiments.report.render import RUNS_FILE
 
 HTML_FILE = "report.html"

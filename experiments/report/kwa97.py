@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from lincls.experiments.report.collect import column
 from lincls.experiments.report.plots import _figure, _save
 

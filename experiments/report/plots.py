@@ -20,10 +20,10 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from lincls.experiments.report.collect import Curve, column, dataset_config
-from lincls.experiments.report.tables import bound_family, bound_names, learner_labels
 
 from lincls.errors import LinclsInputError
+from lincls.experiments.report.collect import Curve, column, dataset_config
+from lincls.experiments.report.tables import bound_family, bound_names, learner_labels
 
 CURVE_METRIC = "cumulative_mistakes"  # the per-step history plot_cumulative draws
 CURVE_RUNS = 8  # cumulative-mistake curves drawn (evenly spread over the bound ratios)

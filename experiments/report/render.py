@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
+
+from lincls.bounds import RELATIVE_TOLERANCE
 from lincls.experiments.report.collect import Selection, column
 from lincls.experiments.report.plots import PLOTS
 from lincls.experiments.report.spread import spread_lines
@@ -23,8 +25,6 @@ from lincls.experiments.report.tables import (
     hyperplane_table,
     learner_labels,
 )
-
-from lincls.bounds import RELATIVE_TOLERANCE
 
 REPORT_FILE = "report.md"
 RUNS_FILE = "runs.csv"

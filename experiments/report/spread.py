@@ -3,8 +3,8 @@
 A run with ``orders.permutations=k`` (or ``orders=k``), k > 1, logs its mistakes' and updates'
 mean and std over its k orderings (``mistakes``, ``mistakes_std``, ``updates``,
 ``updates_std``) and each bound's ratio mean and std (``bound_ratio_mean.<theorem>``,
-``bound_ratio_std.<theorem>``); ``lincls.measures.record_metrics`` and ``bound_metrics``. Here
-they become LIBOL's layout: one row per learner, one column per dataset, each cell
+``bound_ratio_std.<theorem>``); ``lincls.evaluation.measures.record_metrics`` and ``bound_metrics``.
+Here they become LIBOL's layout: one row per learner, one column per dataset, each cell
 "mean ± std". Runs that share a learner and a dataset label (a seed's replicate, say) are pooled
 over all their orderings: the pooled mean and the pooled standard deviation of the orderings'
 values, exactly as if one run had fitted them all. The std is the orderings' population std
@@ -21,6 +21,7 @@ import re
 
 import numpy as np
 import pandas as pd
+
 from lincls.experiments.report.collect import column
 from lincls.experiments.report.tables import learner_labels
 

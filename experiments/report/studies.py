@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+
 from lincls.experiments.report import fs99, kwa97
 
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from lincls.experiments.report.collect import column
 
 from lincls.bounds import family_of, holds, source_of
+from lincls.experiments.report.collect import column
 from lincls.tracking.describe import held_back_by
 
 THEORY_SLOPE_GAMMA = -2.0  # Novikoff: M ≤ (R/γ)², reached on worst-case orders
@@ -170,9 +170,9 @@ SLACK_FACTORS = ("progress", "angle", "norm")
 def slack_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per learner × dataset: the median of each Novikoff slack factor and the smallest one.
 
-    The factors multiply to mistakes / bound (``lincls.slack``); the smallest median is the one
-    that keeps the runs furthest from their bound, named only when it is below 1 by more than
-    rounding (a run at its bound is held back by nothing: "–").
+    The factors multiply to mistakes / bound (``lincls.evaluation.slack``); the smallest median is
+    the one that keeps the runs furthest from their bound, named only when it is below 1 by more
+    than rounding (a run at its bound is held back by nothing: "–").
     """
     factors = {f: column(frame, f"metrics.bound_slack.{f}") for f in SLACK_FACTORS}
     logged = factors["progress"].notna()
@@ -285,7 +285,7 @@ def fit_slopes(frame: pd.DataFrame) -> list[SlopeFit]:
 
 def family_ranges(frame: pd.DataFrame) -> pd.DataFrame:
     """Per dataset family: runs with a bound, the min and max ratio of the tightest a priori
-    bound (never a vacuous one: ``lincls.measures.bound_metrics``)."""
+    bound (never a vacuous one: ``lincls.evaluation.measures.bound_metrics``)."""
     ratio = column(frame, "metrics.bound_ratio.tightest")
     dataset = dataset_labels(frame)
     rows = []

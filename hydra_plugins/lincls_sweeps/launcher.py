@@ -230,7 +230,7 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
     except StoreDown:
         raise  # the sweep stops: every later job would wait out the store's budget too
     except Exception as exc:  # kept in the JobReturn, as Hydra's run_job does
-        from lincls.composition import input_error
+        from lincls.config.composition import input_error
 
         ret.return_value = input_error(exc) or exc  # a config that does not compose: one line
         ret.status = JobStatus.FAILED

@@ -27,7 +27,7 @@ from hydra_plugins.lincls_sweeps.launcher import JobComposer, split_group_overri
 def check_jobs(loader: Any, config: DictConfig, jobs: Sequence[Sequence[str]]) -> None:
     """Raise ``LinclsInputError`` for the first job (override list) of ``jobs`` with a bad value:
     its field and problem, then which config it is (number, overrides) and that none ran."""
-    from lincls.composition import input_error
+    from lincls.config.composition import input_error
     from lincls.errors import LinclsInputError
 
     composer = JobComposer(loader, config)
@@ -51,11 +51,11 @@ def check_jobs(loader: Any, config: DictConfig, jobs: Sequence[Sequence[str]]) -
 
 
 def _check_job(composer, loader, job, idx: int, checked: set, data: dict) -> None:
-    from lincls.config_checks import check_booleans
+    from lincls.config.checks import check_booleans
+    from lincls.config.run import SEED_MAX, RunConfig
     from lincls.errors import check_number
     from lincls.evaluation import prepare
     from lincls.registry import build_dataset
-    from lincls.run_config import SEED_MAX, RunConfig
 
     groups, values = split_group_overrides(loader, job)
     for override in values:

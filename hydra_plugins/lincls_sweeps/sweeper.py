@@ -204,7 +204,7 @@ class LinclsSweeper(Sweeper):
         exits 2 with one line, a store that does not answer exits 1."""
         from hydra_plugins.lincls_sweeps.precheck import check_jobs
         from lincls import sweeps
-        from lincls.composition import check_no_schema
+        from lincls.config.composition import check_no_schema
         from lincls.errors import LinclsInputError
         from lincls.tracking import progress
 

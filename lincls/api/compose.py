@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lincls.composition import check_group_choices, input_error
 from lincls.config import register_configs
-from lincls.config_checks import check_booleans, parse_overrides
+from lincls.config.checks import check_booleans, parse_overrides
+from lincls.config.composition import check_group_choices, input_error
 from lincls.errors import LinclsInputError
 from lincls.orders import canonical_orders
 

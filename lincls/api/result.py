@@ -31,8 +31,8 @@ import pandas as pd
 
 import lincls.search  # noqa: F401  (registers dataset=search, as lincls run has it)
 from lincls.api.compose import compose_run, run_overrides
+from lincls.config.run import RunConfig
 from lincls.paths import store_uri
-from lincls.run_config import RunConfig
 
 CURVE = "cumulative_mistakes"
 TIGHTEST = ("tightest", "tightest_a_posteriori")  # ``bound.<these>``: the tightest's value

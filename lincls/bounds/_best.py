@@ -1,11 +1,11 @@
 """Each bound's best comparator on a run's data: the rows the learner sees, solved and cached.
 
 The theorems hold for every comparator, so a bound's best value is a convex program on the
-vectors x' the learner sees (with a bias feature c, x' = (x, c)) — ``lincls.comparators`` solves
-them. This module builds those vectors from ``RunFacts`` and keeps the solutions: in memory for
-the run's orderings and bounds, and on disk per (dataset fingerprint, problem, c, presentations,
-...) beside the certificates (``lincls.certificates.CertificateCache``), so every learner, order
-and worker of a sweep on the same data solves each problem once.
+vectors x' the learner sees (with a bias feature c, x' = (x, c)) — ``lincls.geometry.comparators``
+solves them. This module builds those vectors from ``RunFacts`` and keeps the solutions: in memory
+for the run's orderings and bounds, and on disk per (dataset fingerprint, problem, c, presentations,
+...) beside the certificates (``lincls.geometry.certificates.CertificateCache``), so every learner,
+order and worker of a sweep on the same data solves each problem once.
 
 The theorems are about the sequence the learner was shown: its comparator need only meet the
 rows presented at least once (``RunFacts.presentations`` > 0), and its radius is the largest
@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from lincls import comparators
 from lincls.bounds._registry import RunFacts
-from lincls.geometry import row_norms
+from lincls.geometry import comparators, row_norms
 
 MEMORY = 64  # solutions kept in memory (the orderings and bounds of recent runs)
 _memory: OrderedDict[tuple, comparators.Solution | None] = OrderedDict()
@@ -108,7 +107,7 @@ def _solved(facts: RunFacts, kind: str, params: tuple, compute):
 
         # here, not at the top: the certificates bring the data loaders (scikit-learn, ~1.3 s)
         # into every reader of the bounds' names, such as the report
-        from lincls.certificates import CertificateCache
+        from lincls.geometry.certificates import CertificateCache
 
         stored = CertificateCache(facts.cache_dir).get_arrays(key, arrays)
         solution = None

@@ -20,8 +20,8 @@ certificate (u, b) with functional margins y_t(u·x_t + b) gives the comparator 
 the rows at hand ‖x'_t‖_p is measured; without them ‖x'_t‖_p ≤ ‖x'_t‖₂ (p ≥ 2) gives a smaller
 margin, so a larger, still valid, bound. The bound is decreasing in γ, so its best comparator is
 the maximum-margin u on the normalised rows: for p = 2 a hard-margin SVM through the origin on
-y_t x'_t/‖x'_t‖₂ (``lincls.comparators.hard_margin``), γ* = 1/‖v*‖. For p ≠ 2 that problem is
-a q-norm program, not solved here: the certificates alone are used.
+y_t x'_t/‖x'_t‖₂ (``lincls.geometry.comparators.hard_margin``), γ* = 1/‖v*‖. For p ≠ 2 that problem
+is a q-norm program, not solved here: the certificates alone are used.
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from lincls import comparators
 from lincls.bounds import _best
 from lincls.bounds._registry import NOT_READ, REGISTRY, BoundSpec, BoundValue, RunFacts, Source
-from lincls.geometry import row_norms
+from lincls.geometry import comparators, row_norms
 
 PAPER_C = math.sqrt(2.0)
 

@@ -99,7 +99,7 @@ L_Σᵀx' (Σ_{T+1} = L_Σ L_Σᵀ, w = L_Σ z): logged as the best comparator. 
 separator covers, the best over every w (a family of hinge problems, one per λ) is not searched:
 the certificate's unit augmented separator u' is scanned as w = s·u' over 400 scales s. SCW-II's
 bound increases with K(w) + 4Cζ³L₂(w), convex over every w: its best comparator is that
-minimum, a squared-hinge SVM on the vectors L_Σᵀx' (``lincls.comparators.hinge``); at the
+minimum, a squared-hinge SVM on the vectors L_Σᵀx' (``lincls.geometry.comparators.hinge``); at the
 certificate it is scanned over the scales s as SCW-I's is.
 """
 
@@ -110,7 +110,6 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from lincls import comparators
 from lincls.bounds import _best
 from lincls.bounds._registry import (
     A_POSTERIORI,
@@ -122,7 +121,7 @@ from lincls.bounds._registry import (
     Source,
 )
 from lincls.bounds.deficit import augmented_geometry
-from lincls.geometry import augmented_scale
+from lincls.geometry import augmented_scale, comparators
 
 GRID = 400  # comparator scales s (w = s·u') tried at a non-separating certificate
 

@@ -122,8 +122,8 @@ def _fs_value(facts: RunFacts) -> BoundValue:
 def best_freund_schapire(facts: RunFacts) -> BoundValue | str:
     """Freund & Schapire (1999), Theorem 2, at its best (u, γ): the square of
     min_v R'‖v‖ + ‖(1 − y_t v·x'_t)₊‖₂ (v = u/γ, every presentation a term), a convex program
-    (``lincls.comparators.deficit``). Its value is re-measured at the solver's v, so it is the
-    theorem's ((R' + D)/γ)² at u = v/‖v‖, γ = 1/‖v‖ exactly. At v = 0 (γ → ∞) it is the count
+    (``lincls.geometry.comparators.deficit``). Its value is re-measured at the solver's v, so it is
+    the theorem's ((R' + D)/γ)² at u = v/‖v‖, γ = 1/‖v‖ exactly. At v = 0 (γ → ∞) it is the count
     of presentations, a limit of the theorem's values.
     """
     reason = _fs_learner(facts)

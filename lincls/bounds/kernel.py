@@ -71,7 +71,7 @@ def _kernel_learner(facts: RunFacts) -> str | None:
 
 def best_kernel_novikoff(facts: RunFacts) -> BoundValue | str:
     """Novikoff (1962) in feature space at the best comparator: R²‖U*‖² with U* the
-    minimum-norm U meeting y_t⟨U, φ'(x_t)⟩ ≥ 1 (``lincls.comparators.kernel_hard_margin``),
+    minimum-norm U meeting y_t⟨U, φ'(x_t)⟩ ≥ 1 (``lincls.geometry.comparators.kernel_hard_margin``),
     its margins and norm re-measured through the kernel matrix."""
     reason = _kernel_learner(facts)
     if reason:

@@ -9,7 +9,7 @@ on those vectors R'² = R² + 1 and, rescaling (U*, b*) to unit Frobenius norm, 
 
 Both bounds are ‖V‖_F² times a constant for any V with every (v_y − v_r)·x'_t ≥ 1, so each is
 also evaluated at the V of least norm: a multiclass hard-margin SVM (Crammer & Singer's, on
-Kesler's rows; ``lincls.comparators.hard_margin``) on the vectors the learner sees.
+Kesler's rows; ``lincls.geometry.comparators.hard_margin``) on the vectors the learner sees.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ u' = (u, b/c)/γ on the vectors (x, c) the learner sees has every ℓ*_t = 0 and
 ‖u'‖² = (1 + b²/c²)/γ², the radius there being √(R² + c²).
 
 Every right-hand side is convex in u, so each bound is also evaluated at its best comparator on
-the vectors the learner sees (``lincls.comparators``): PA's at the minimum-norm u with every
-ℓ*_t = 0 (a hard-margin SVM through the origin), PA-I's at the minimiser of ‖u‖² + 2C Σ_t ℓ*_t
+the vectors the learner sees (``lincls.geometry.comparators``): PA's at the minimum-norm u with
+every ℓ*_t = 0 (a hard-margin SVM through the origin), PA-I's at the minimiser of ‖u‖² + 2C Σ_t ℓ*_t
 and PA-II's of ‖u‖² + 2C Σ_t (ℓ*_t)² (soft-margin SVMs, the sums over every round, so each
 presentation counts). These hold on any data, separable or not.
 """

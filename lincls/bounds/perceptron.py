@@ -100,9 +100,10 @@ def best_novikoff(facts: RunFacts, with_bias: bool) -> BoundValue | str:
     """Novikoff's bound at its best comparator: (R'‖v*‖)², v* = argmin ‖v‖ s.t. y_t v·x'_t ≥ 1.
 
     On the vectors x' the learner sees ((x, c) with a bias feature c > 0, x without one) this is
-    the hard-margin SVM through the origin of x' (``lincls.comparators.hard_margin``): the max
-    margin γ' of (x, c) itself, which may be far larger than that of the input-space maximum-margin
-    (u, b) carried over to (x, c). The value is (R'/γ')² with γ' re-measured on the data.
+    the hard-margin SVM through the origin of x' (``lincls.geometry.comparators.hard_margin``): the
+    max margin γ' of (x, c) itself, which may be far larger than that of the input-space
+    maximum-margin (u, b) carried over to (x, c). The value is (R'/γ')² with γ' re-measured on the
+    data.
     """
     reason = _perceptron_learner(facts)
     if reason:

@@ -12,7 +12,7 @@ labels a boolean x positive iff some relevant attribute is on, so a certificate 
 separates the data says they are an r-literal monotone disjunction. ``make_disjunction`` gives
 that certificate. The learner must report boolean input and the standard start (weights 1).
 
-No best comparator is sought here (``lincls.comparators``): the bound's comparators are the
+No best comparator is sought here (``lincls.geometry.comparators``): the bound's comparators are the
 r-literal monotone disjunctions consistent with the data, a finite, non-convex set, and the bound
 grows with r, so its minimum is the smallest consistent disjunction — a set-cover problem, not a
 convex program. The certificate's disjunction is kept.

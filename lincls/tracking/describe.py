@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lincls.config.run import RunConfig
 from lincls.figures import number
-from lincls.run_config import RunConfig
 from lincls.tracking.tags import learner_label
 
 CURVE_STEPS = {

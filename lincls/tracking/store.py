@@ -28,13 +28,13 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from lincls.errors import LinclsInputError
-from lincls.paths import sqlite_path
-from lincls.run_config import (  # the defaults live with the settings they are defaults of
+from lincls.config.run import (  # the defaults live with the settings they are defaults of
     DEFAULT_MAX_STORE_FAILURES,  # noqa: F401
     DEFAULT_RETRY_SECONDS,
     check_tracking,
 )
+from lincls.errors import LinclsInputError
+from lincls.paths import sqlite_path
 
 # The schemes of MLflow's tracking stores (a database URI may name a driver: postgresql+psycopg).
 SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
@@ -258,7 +258,7 @@ def _wal_on_connect(dbapi_connection: Any, connection_record: Any) -> None:
 
 def check_settings(settings: Mapping[str, Any]) -> None:
     """Check the ``tracking`` keys that bound a store's failures (``LinclsInputError``); a
-    ``RunConfig`` has them checked already (``lincls.run_config.check_tracking``)."""
+    ``RunConfig`` has them checked already (``lincls.config.run.check_tracking``)."""
     check_tracking(settings)
 
 

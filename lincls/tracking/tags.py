@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import lincls
+from lincls.config.run import RunConfig
 from lincls.paths import project_root
-from lincls.run_config import RunConfig
 
 ADHOC_STUDY = "adhoc"
 ROLE_TAG = "lincls.role"

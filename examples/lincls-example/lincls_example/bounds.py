@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lincls.bounds import BoundValue, RunFacts
-from lincls.comparators import hard_margin
+from lincls.geometry.comparators import hard_margin
 
 RULE = "on y·w·x ≤ 0, w ← w + lr·y·x/‖x‖, from w = 0, b = 0 (no bias), any lr > 0"
 

@@ -3,6 +3,10 @@
 ``prepare`` builds and checks everything a config names (``lincls.registry``) and what the
 learner would refuse of the data, so bad input is found before any run exists. ``measure`` is
 ``prepare`` then ``fit_and_evaluate``: the metrics, curves and tags a run logs, as plain dicts.
+
+The package's other modules: ``measures`` (the record, curves and bounds as metrics and tags),
+``hyperplane`` (the learned hyperplane's margins) and ``slack`` (Novikoff's proof, factor by
+factor).
 """
 
 from __future__ import annotations
@@ -16,18 +20,18 @@ import numpy as np
 from sklearn.base import clone
 
 from lincls import bounds as bounds_mod
-from lincls import measures
-from lincls.certificates import certificate_of, certificates_of, primary
+from lincls.config.run import RunConfig
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_fits
+from lincls.evaluation import measures
+from lincls.evaluation.hyperplane import hyperplane_metrics
 from lincls.games import Game
 from lincls.geometry import Certificate, row_norms
-from lincls.hyperplane import hyperplane_metrics
+from lincls.geometry.certificates import certificate_of, certificates_of, primary
 from lincls.learners._base import binary_classes, check_finite
 from lincls.orders import fit_in_order
 from lincls.paths import default_cache_dir
 from lincls.registry import build_dataset, build_learner, prefixed
-from lincls.run_config import RunConfig
 
 
 @dataclass
@@ -51,9 +55,9 @@ class RunPlan:
     """How a run presents its data and finds certificates (the top-level config keys).
 
     ``order`` and ``orders``: ``lincls.orders``; ``seed`` seeds the orderings. ``svm``: also
-    certify with SVMs (``lincls.certificates``), cached in ``cache_dir`` (None: no cache).
-    ``best``: also evaluate each bound at its best comparator (``lincls.comparators``), with or
-    without the SVMs.
+    certify with SVMs (``lincls.geometry.certificates``), cached in ``cache_dir`` (None: no cache).
+    ``best``: also evaluate each bound at its best comparator (``lincls.geometry.comparators``),
+    with or without the SVMs.
     """
 
     order: str = "fixed"

@@ -1,10 +1,14 @@
 """The best comparators' conic programs as Clarabel solves them, on a working set of rows.
 
-``lincls.comparators`` builds its Solutions from these: each ``*_rows`` function solves one
+``lincls.geometry.comparators`` builds its Solutions from these: each ``*_rows`` function solves one
 program on the rows of Z given (dense or sparse) and returns (comparator, multipliers of those
 rows) or None; ``working_set`` solves a program on every row through a growing set of them.
 A program's cost grows with its rows (n = 1,000, d = 20: the hard margin 19 ms on every row, 4
 ms on a set of 200), and a row whose margin the comparator meets has a zero multiplier.
+
+This module imports nothing of lincls, so data and learners use it; the package's heavier modules,
+imported by name and never from here, measure the data's separators (``certificates``) and solve the
+best comparators' programs (``comparators`` on ``programs``, ``newton`` and ``kkt``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import clarabel
 import numpy as np
 import scipy.sparse as sp
 
-from lincls import newton
+from lincls.geometry import newton
 
 SOLVE_METHOD = "qdldl"
 WORKING_SET = 200  # rows a problem starts from (4 per column if more), the fewest added a round
@@ -59,7 +63,7 @@ def start_size(Z) -> int:
 def nearest(Z, counts: np.ndarray | None = None, c: float = GUESS_C) -> np.ndarray | None:
     """The rows a working set on Z starts from: the ``start_size`` of smallest margin at the
     minimum v of ‖v‖² + c Σ_t k_t (1 − z_t·v)₊² over at most ``GUESS_ROWS`` evenly spaced rows
-    (``lincls.newton.squared_hinge``, a few steps); None for every row. With ``counts`` (a
+    (``lincls.geometry.newton.squared_hinge``, a few steps); None for every row. With ``counts`` (a
     program that pays for every row below margin 1, whose weight c is then the program's own),
     at least twice the share of rows v leaves below margin 1.
 

@@ -8,8 +8,8 @@ For a hyperplane (w, b) and the training set z = {(x_i, y_i)}, seed 004 defines
   Euclidean distance of x_i from the boundary w·x + b = 0 (‖w‖ without b);
 - the *margin of the training set*: the largest geometric margin over all hyperplanes, which the
   maximum-margin hyperplane attains. That is the hard-margin SVM certificate of
-  ``lincls.certificates`` for the same class of hyperplanes: ``svm`` (with an offset b) for a
-  learner with a bias (a bias feature or a separate b), ``svm_homogeneous`` (b = 0) for one
+  ``lincls.geometry.certificates`` for the same class of hyperplanes: ``svm`` (with an offset b) for
+  a learner with a bias (a bias feature or a separate b), ``svm_homogeneous`` (b = 0) for one
   without. ``certificates_of`` already picks the class by the learner's bias rule.
 
 The hyperplane is the learner's linear rule ``coef_``, ``intercept_`` in the space of the

@@ -1,7 +1,7 @@
 """Structured configs of the learners that keep a matrix over the features (full, or its
 diagonal): the second-order perceptron, AROW, CW and SCW.
 
-They live beside ``lincls.config`` (which lists them in ``LEARNER_SCHEMAS`` and registers them
+They live beside the ``__init__`` (which lists them in ``LEARNER_SCHEMAS`` and registers them
 like every other schema) only to keep that module under the house limit of 450 lines; importing
 its ``BiasedConfig`` here would make the two import each other, so ``MatrixConfig`` repeats its
 four options.

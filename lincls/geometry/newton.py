@@ -1,7 +1,7 @@
 """Exact minima of the best comparators' smooth programs by Newton's method, without a solver.
 
-``lincls.comparators`` tries these first and keeps Clarabel (on a working set) for what they
-decline (None); either way its point is re-measured on the data and bounded by a dual point
+``lincls.geometry.comparators`` tries these first and keeps Clarabel (on a working set) for what
+they decline (None); either way its point is re-measured on the data and bounded by a dual point
 there, so a point found here is kept only when its own duality gap says it is the minimum.
 
 - ``squared_hinge``: min ‖v‖² + c Σ_t k_t (1 − z_t·v)₊², PA-II's program. It is piecewise

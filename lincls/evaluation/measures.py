@@ -4,6 +4,10 @@
 these functions: the online record (mistakes, updates, passes, their curves), the certificates'
 geometry, each bound at the ordering closest to breaking it, and the weights of low-dimensional
 runs.
+
+The package's other modules: ``measures`` (the record, curves and bounds as metrics and tags),
+``hyperplane`` (the learned hyperplane's margins) and ``slack`` (Novikoff's proof, factor by
+factor).
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from lincls import bounds as bounds_mod
 from lincls.bounds._best import separator as best_separator
 from lincls.bounds._registry import A_POSTERIORI, A_PRIORI, BEST
 from lincls.data import Dataset, column_names
+from lincls.evaluation.slack import Comparator, novikoff_comparator, novikoff_slack
 from lincls.geometry import Certificate, hinge_deficit
-from lincls.slack import Comparator, novikoff_comparator, novikoff_slack
 
 CURVE_POINTS = 200
 WEIGHTS_MAX_FEATURES = 3  # weights of low-dimensional runs are logged, for pictures
@@ -263,8 +267,9 @@ def slack_metrics(
 ) -> tuple[dict[str, float], dict[str, str], Curves]:
     """``bound_slack.{progress,angle,norm}`` of the logged Novikoff bound, and the lemma curves.
 
-    Only for the perceptron rule with a constant step (``lincls.slack``): every update a mistake.
-    The comparator is the certificate the logged bound used, on the vectors the learner sees.
+    Only for the perceptron rule with a constant step (``lincls.evaluation.slack``): every update a
+    mistake. The comparator is the certificate the logged bound used, on the vectors the learner
+    sees.
     """
     name = next((n for n in NOVIKOFF_BOUNDS if n in evaluation.values), None)
     plain_rule = getattr(learner, "schedule", "constant") == "constant"

@@ -1,6 +1,6 @@
 """Structured configs of the reproduction studies' learners and data (Freund & Schapire 1999).
 
-They live beside ``lincls.config`` (which lists them in ``LEARNER_SCHEMAS`` and
+They live beside the ``__init__`` (which lists them in ``LEARNER_SCHEMAS`` and
 ``DATASET_SCHEMAS``) only to keep that module under the house limit of 450 lines: this module
 adds them to those tables when imported, which ``lincls.registry`` does, so every config that
 names them composes once the registry is loaded.
@@ -14,7 +14,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import SI
 
 from lincls.config import DATASET_SCHEMAS, LEARNER_SCHEMAS
-from lincls.config_games import SearchConfig
+from lincls.config.games import SearchConfig
 
 
 @dataclass

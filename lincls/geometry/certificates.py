@@ -7,11 +7,11 @@ certificate a run has and report the smallest value.
 - ``"generator"``: the (u, b) synthetic data were drawn with.
 - ``"svm"`` / ``"svm_homogeneous"``: the maximum-margin separator, with an offset or through the
   origin (for a learner without a bias): the hard-margin program min ‖w‖² s.t. y(w·x + b) ≥ 1
-  (b = 0, or b free and outside the norm), solved by ``lincls.comparators.hard_margin``, the same
-  program and solver (Clarabel, an interior point, on a working set) as the best comparators.
-  Its margin is re-measured on the data with the unit u = w/‖w‖, never taken from the solver, so
-  a solver's tolerance can only make the certificate weaker, never wrong; the certificate's
-  ``gap`` is the relative duality gap of ‖w‖², so no separator has a margin above
+  (b = 0, or b free and outside the norm), solved by ``lincls.geometry.comparators.hard_margin``,
+  the same program and solver (Clarabel, an interior point, on a working set) as the best
+  comparators. Its margin is re-measured on the data with the unit u = w/‖w‖, never taken from the
+  solver, so a solver's tolerance can only make the certificate weaker, never wrong; the
+  certificate's ``gap`` is the relative duality gap of ‖w‖², so no separator has a margin above
   γ/√(1 − gap). An interior point's cost hardly depends on how degenerate the data are: the
   perceptron game's ~1,250 nearly collinear points (d = 2, γ = 0.02) take ~10 ms, where
   scikit-learn's libsvm (SVC with a huge C) takes 85–190 s and stops ~2e-5 short of the
@@ -21,8 +21,8 @@ certificate a run has and report the smallest value.
   non-separable ones).
 - ``"soft_svm"``: on data that are not separable, a soft-margin linear SVM's u (C = 1): a
   comparator for Freund–Schapire's bound, which holds for every u. It stays on scikit-learn's
-  liblinear (``LinearSVC``): the hinge program of ``lincls.comparators.hinge`` gives the same
-  minimum (its objective on (x, 1) is liblinear's, whose intercept is a penalised constant
+  liblinear (``LinearSVC``): the hinge program of ``lincls.geometry.comparators.hinge`` gives the
+  same minimum (its objective on (x, 1) is liblinear's, whose intercept is a penalised constant
   feature) but costs 10–20× more (n = 20,000, d = 20: 2.8 s against 0.15 s), since nearly every
   row stays in its working set. liblinear's point is above that minimum by 1e-9 to 1e-5
   (relative; xor, noisy and iris data), which costs nothing but tightness: any u is valid.
@@ -33,7 +33,7 @@ across processes (a file lock around each computation, atomic writes). ``certifi
 a run's certificates as its learner labels the data; ``certificate_of`` is the generator's alone.
 
 No number here depends on a time limit or on the machine's load: Clarabel runs without a time
-limit (``lincls.comparators``), and liblinear stops after a fixed number of iterations
+limit (``lincls.geometry.comparators``), and liblinear stops after a fixed number of iterations
 (``SOFT_MAX_ITER``) or at its tolerance, both counted in iterations, never in seconds.
 """
 
@@ -50,13 +50,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from lincls import comparators
 from lincls.data import Dataset
 from lincls.geometry import (
     Certificate,
     MulticlassCertificate,
     certify,
     certify_multiclass,
+    comparators,
     max_norm,
 )
 from lincls.learners._base import binary_classes
@@ -78,9 +78,9 @@ def max_margin_separator(
 ) -> tuple[np.ndarray, float, float]:
     """The hard-margin SVM's (w, b, gap), b = 0 when ``homogeneous``; ValueError if none is found.
 
-    ``lincls.comparators.hard_margin`` on the rows y·x/R (R the largest ‖x‖, so the solver's
-    tolerances mean the same at every scale of the data), with the offset b outside the norm
-    unless ``homogeneous``: min ‖w‖² s.t. y(w·x + b) ≥ 1. (w, b) is rescaled so that
+    ``lincls.geometry.comparators.hard_margin`` on the rows y·x/R (R the largest ‖x‖, so the
+    solver's tolerances mean the same at every scale of the data), with the offset b outside the
+    norm unless ``homogeneous``: min ‖w‖² s.t. y(w·x + b) ≥ 1. (w, b) is rescaled so that
     min y(w·x + b) = 1 on the data (so the geometric margin is 1/‖w‖) and ``gap`` is the relative
     duality gap of ‖w‖²: no separator has a margin above 1/(‖w‖·√(1 − gap)). Not separable (the
     program is infeasible, or the solver's point does not separate the data): ValueError.
@@ -113,8 +113,8 @@ def separating_direction(X, y_signed: np.ndarray, homogeneous: bool) -> np.ndarr
 def soft_margin_separator(X, y_signed: np.ndarray, homogeneous: bool) -> tuple[np.ndarray, float]:
     """A soft-margin linear SVM's (w, b) (C = 1, hinge loss): a comparator for any data.
 
-    scikit-learn's liblinear (``LinearSVC``), not ``lincls.comparators.hinge`` (the module's
-    docstring says why); it stops at its tolerance or after ``SOFT_MAX_ITER`` iterations, a
+    scikit-learn's liblinear (``LinearSVC``), not ``lincls.geometry.comparators.hinge`` (the
+    module's docstring says why); it stops at its tolerance or after ``SOFT_MAX_ITER`` iterations, a
     count, so the point is the same on any machine (any u is a valid comparator).
     """
     from sklearn.exceptions import ConvergenceWarning  # scikit-learn loads only when needed
@@ -161,7 +161,7 @@ class CertificateCache:
         self, key: str, compute: Callable[[], dict[str, np.ndarray] | None]
     ) -> dict[str, np.ndarray] | None:
         """The named arrays stored under ``key`` (None: computed as "none exists"), computing
-        them once (``lincls.comparators`` keeps its solutions here too)."""
+        them once (``lincls.geometry.comparators`` keeps its solutions here too)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self._path(key)
         found = self._read(path)

@@ -1,8 +1,8 @@
 """Structured configs of the kernel learners with a bounded support set: the Randomized Budget
 Perceptron, the Projectron and Projectron++ (and the Forgetron).
 
-They live beside ``lincls.config`` (which lists them in ``LEARNER_SCHEMAS``) only to keep that
-module under the house limit of 450 lines; like ``lincls.config_matrix``, ``SupportSetConfig``
+They live beside the ``__init__`` (which lists them in ``LEARNER_SCHEMAS``) only to keep that
+module under the house limit of 450 lines; like ``lincls.config.matrix``, ``SupportSetConfig``
 repeats the shared options instead of importing them (the two modules would import each other).
 """
 

@@ -1,8 +1,8 @@
 """The hard-margin program's exact points: on a guess of the support vectors, and their bounds.
 
 For min ‖w‖² s.t. z_t·w ≥ 1 (with labels y, z_t·w + y_t b ≥ 1 and b outside the norm), used by
-``lincls.comparators.hard_margin``: ``rescaled`` measures any direction w on the rows (its best
-offset, scaled to functional margin 1), ``dual_bound`` turns any multipliers into a lower bound
+``lincls.geometry.comparators.hard_margin``: ``rescaled`` measures any direction w on the rows (its
+best offset, scaled to functional margin 1), ``dual_bound`` turns any multipliers into a lower bound
 on ‖w*‖², and ``polished`` solves the KKT equations exactly on the rows an interior point marks
 as support vectors. An interior point's accuracy suffers on badly conditioned rows (a nearly
 collinear cloud: relative gaps of ~1e-6 at its tolerances of 1e-10); the polished point reaches

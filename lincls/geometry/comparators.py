@@ -7,7 +7,7 @@ on the rows z_t = y_t·x'_t of the vectors x' the learner sees, most bounds are 
   (R'‖v*‖)², the margin perceptron's and PA's separable bound; with Kesler's rows, the
   multiclass perceptron's and MIRA's (a Crammer–Singer multiclass SVM). With an offset outside
   the norm, the hard-margin SVM itself: the data's maximum-margin certificates
-  (``lincls.certificates``) come from this program too.
+  (``lincls.geometry.certificates``) come from this program too.
 - ``deficit``: min ‖v‖ + ‖(1 − Zv)₊‖_k on rows scaled to radius 1, ‖a‖_k² = Σ_t k_t a_t² (k_t
   the presentations of row t): Freund and Schapire's (R + D)/γ over every (u, γ).
 - ``hinge``: min ‖v‖² + 2C Σ_t k_t ℓ_t (PA-I) or ‖v‖² + 2C Σ_t k_t ℓ_t² (PA-II), ℓ_t the hinge
@@ -18,14 +18,14 @@ on the rows z_t = y_t·x'_t of the vectors x' the learner sees, most bounds are 
   solves it by block principal pivoting, with Clarabel where that fails.
 
 The smooth ones (``deficit``, and ``hinge`` with the squared loss) are minimised exactly by
-Newton's method (``lincls.newton``), the rest with Clarabel (an interior-point conic solver),
-as are those Newton's point does not close (a gap above ``NEWTON_GAP``). A point is then only a
-candidate: its objective is re-measured on the data (a comparator that misses a constraint is
+Newton's method (``lincls.geometry.newton``), the rest with Clarabel (an interior-point conic
+solver), as are those Newton's point does not close (a gap above ``NEWTON_GAP``). A point is then
+only a candidate: its objective is re-measured on the data (a comparator that misses a constraint is
 rescaled until it meets every one), and a dual point built from its multipliers, made exactly
 feasible, gives a lower bound on the minimum. ``Solution.gap`` is their relative difference: the
 re-measured value is a valid bound whatever the solver did, and no comparator does better than
-value·(1 − gap). Clarabel solves on a working set (``lincls.programs``): the rows nearest the
-margin of a cheap proxy of the solution (at least 200, four per column), grown by the rows the
+value·(1 − gap). Clarabel solves on a working set (``lincls.geometry.programs``): the rows nearest
+the margin of a cheap proxy of the solution (at least 200, four per column), grown by the rows the
 set's solution violates until none does (a row that meets its margin has a zero multiplier, so
 that is the minimum over all rows). At n = 1,000, d = 20 (a sweep's runs, a busy 2-core machine)
 the deficit's cone program took 74 ms on every row, Newton's method 3 ms; the hard margin 21 ms
@@ -42,10 +42,10 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from lincls import newton
-from lincls.kkt import dual_bound, polished, rescaled
-from lincls.programs import SOLVE_METHOD as SOLVE_METHOD
-from lincls.programs import (
+from lincls.geometry import newton
+from lincls.geometry.kkt import dual_bound, polished, rescaled
+from lincls.geometry.programs import SOLVE_METHOD as SOLVE_METHOD
+from lincls.geometry.programs import (
     deficit_rows,
     hard_margin_rows,
     hinge_rows,
@@ -53,7 +53,7 @@ from lincls.programs import (
     subset,
     working_set,
 )
-from lincls.programs import solve as _solve
+from lincls.geometry.programs import solve as _solve
 
 GAP_TOLERANCE = 1e-6  # the relative duality gap a solution is expected to reach
 NEWTON_GAP = 1e-12  # the gap at which Newton's point is kept (else Clarabel solves the program)
@@ -95,9 +95,9 @@ def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
     Σα_t(z_t·w + y_t b) = w·Zᵀα ≤ ‖w‖‖Zᵀα‖ for every feasible (w, b).
 
     Clarabel solves it on a working set, from the rows nearest the margin of a proxy
-    (``lincls.programs.nearest``); a set it finds infeasible is followed by every row. The
+    (``lincls.geometry.programs.nearest``); a set it finds infeasible is followed by every row. The
     interior point's own accuracy suffers on badly conditioned rows (a nearly collinear cloud:
-    gaps of ~1e-6), so its point is polished (``lincls.kkt.polished``): the KKT equations
+    gaps of ~1e-6), so its point is polished (``lincls.geometry.kkt.polished``): the KKT equations
     solved exactly on the rows its multipliers mark as support vectors, then pivoted. The best
     re-measured point is kept, and the largest of the dual bounds.
     """
@@ -155,8 +155,8 @@ def deficit(Z, counts: np.ndarray) -> Solution:
     with k_t = 0 were never presented and must be left out by the caller. The lower bound is the
     dual max Σα s.t. α ≥ 0, ‖α/√k‖ ≤ 1, ‖Zᵀα‖ ≤ 1 at the solver's multipliers, scaled into it.
     The minimum may be v = 0 (γ → ∞), where the value √(Σk) is the trivial count. Newton's
-    method (``lincls.newton.deficit``) first; where it finds the minimum at a deficit of 0, the
-    hard margin's v_hm (the minimum exactly when its multipliers fit the dual: then α_hm,
+    method (``lincls.geometry.newton.deficit``) first; where it finds the minimum at a deficit of 0,
+    the hard margin's v_hm (the minimum exactly when its multipliers fit the dual: then α_hm,
     Zᵀα_hm = v_hm, gives the lower bound Σα_hm/‖v_hm‖ = ‖v_hm‖); Clarabel's cone program where
     the gap is above ``NEWTON_GAP``.
     """
@@ -208,7 +208,7 @@ def hinge(Z, counts: np.ndarray, C: float, squared: bool) -> Solution:
     caller). The dual (v = Zᵀα/2) is Σα − ‖Zᵀα‖²/4 over 0 ≤ α_t ≤ 2Ck_t, or
     Σα − ‖Zᵀα‖²/4 − Σ α_t²/(8Ck_t) over α ≥ 0 for the squared loss: evaluated at the solver's
     multipliers, projected onto those sets, it is the lower bound. The squared loss's minimum is
-    Newton's (``lincls.newton.squared_hinge``, α = 4Ck_tℓ_t) where its gap is at most
+    Newton's (``lincls.geometry.newton.squared_hinge``, α = 4Ck_tℓ_t) where its gap is at most
     ``NEWTON_GAP``, else Clarabel's.
     """
     counts = np.asarray(counts, dtype=np.float64)

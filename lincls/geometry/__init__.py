@@ -1,4 +1,9 @@
-"""Geometry of a dataset as a learner sees it: radius, margins, and certificates (u, b, γ, R)."""
+"""Geometry of a dataset as a learner sees it: radius, margins, and certificates (u, b, γ, R).
+
+This module imports nothing of lincls, so data and learners use it; the package's heavier modules,
+imported by name and never from here, measure the data's separators (``certificates``) and solve the
+best comparators' programs (``comparators`` on ``programs``, ``newton`` and ``kkt``).
+"""
 
 from __future__ import annotations
 

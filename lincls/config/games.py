@@ -1,7 +1,7 @@
 """Structured configs of the games (``lincls.games``): datasets made by playing a learner.
 
-They live beside ``lincls.config`` (which lists them in ``DATASET_SCHEMAS``) only to keep that
-module under the house limit of 450 lines; like ``lincls.config_budget``, ``GameConfig`` repeats
+They live beside the ``__init__`` (which lists them in ``DATASET_SCHEMAS``) only to keep that
+module under the house limit of 450 lines; like ``lincls.config.budget``, ``GameConfig`` repeats
 the options every dataset has instead of importing them (the two modules would import each
 other).
 """

@@ -4,6 +4,9 @@ Each learner and dataset option has a dataclass here, registered with Hydra's Co
 ``<group>/<name>_schema``; its YAML file names the schema in its defaults list, so an override of
 the wrong type or an unknown key fails at composition. Ranges are checked by the learners and
 generators themselves, with one-line errors.
+
+Its modules hold the schemas that do not fit here (``matrix``, ``budget``, ``games``, ``studies``)
+and the checks of a composed config (``checks``, ``composition``).
 """
 
 from __future__ import annotations
@@ -11,13 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, SI
 
 from lincls import plugins
-from lincls.config_budget import BudgetPerceptronConfig, ForgetronConfig, ProjectronConfig
-from lincls.config_games import DisjunctionGameConfig, OrthogonalGameConfig, PerceptronGameConfig
-from lincls.config_matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
+from lincls.config.budget import BudgetPerceptronConfig, ForgetronConfig, ProjectronConfig
+from lincls.config.games import DisjunctionGameConfig, OrthogonalGameConfig, PerceptronGameConfig
+from lincls.config.matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
 
 # --- learners -------------------------------------------------------------------------------
 # The online learners' schemas extend the options they share; a schema's own fields come after
@@ -435,6 +437,9 @@ DATASET_SCHEMAS: dict[str, type] = {
 
 def register_configs() -> None:
     """Put every schema in Hydra's ConfigStore (idempotent), and the learners of plugins."""
+    # imported here: the typed run config (lincls.config.run) is read without Hydra
+    from hydra.core.config_store import ConfigStore
+
     plugins.load_plugins()  # their learners store their own options (lincls.plugins)
     store = ConfigStore.instance()
     store.store(name="run_schema", node=RunSchema)
