@@ -174,13 +174,18 @@ def _learner(facts: RunFacts, plus: bool, paper: bool = False) -> str | None:
     return None
 
 
-def _applies(facts: RunFacts, plus: bool) -> str | None:
-    reason = _learner(facts, plus)
+def _geometry(facts: RunFacts, plus: bool, paper: bool = False):
+    """Why no Projectron bound applies to the run (a string), else its augmented geometry."""
+    reason = _learner(facts, plus, paper)
     if reason:
         return reason
     if facts.presentations is None:
         return "the presentations of each example are unknown"
-    geometry = augmented_geometry(facts)
+    return augmented_geometry(facts)
+
+
+def _applies(facts: RunFacts, plus: bool) -> str | None:
+    geometry = _geometry(facts, plus)
     if isinstance(geometry, str):
         return geometry
     if plus and geometry[1] ** 2 >= 2.0:
@@ -189,12 +194,7 @@ def _applies(facts: RunFacts, plus: bool) -> str | None:
 
 
 def _paper_applies(facts: RunFacts) -> str | None:
-    reason = _learner(facts, plus=True, paper=True)
-    if reason:
-        return reason
-    if facts.presentations is None:
-        return "the presentations of each example are unknown"
-    geometry = augmented_geometry(facts)
+    geometry = _geometry(facts, plus=True, paper=True)
     if isinstance(geometry, str):
         return geometry
     radius = geometry[1]
