@@ -53,6 +53,10 @@ PLANS: dict[str, Plan] = {
     ),
     "projectron": Plan("projectron"),
     "projectron_plus": Plan("projectron", (("plus", True),)),
+    # Theorem 4 needs k(x, x) ≤ 1: no bias feature, radius at most 1
+    "projectron_plus_paper": Plan(
+        "projectron", (("plus", True), ("margin_rule", "paper"), ("bias", "none")), max_radius=1.0
+    ),
     "forgetron": Plan(
         "forgetron", (("bias", "none"), ("stop_when_converged", False)), LONG, max_radius=1.0
     ),
