@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import sys
 
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import ROOT
 from hydra import compose, initialize_config_module
@@ -19,6 +21,7 @@ from omegaconf import OmegaConf
 import lincls
 from lincls import bounds, plugins, registry
 from lincls.api import compose as api_compose
+from lincls.api.result import TIGHTEST, bounds_frame
 from lincls.config import register_configs
 from lincls.config.checks import check_booleans, parse_overrides
 from lincls.config.composition import check_group_choices, input_error
@@ -197,3 +200,42 @@ def test_a_learner_registered_or_unregistered_since_is_composed_anew(new_compose
         registry.learners()
         bounds.plugin_bounds()
         sys.path.remove(str(EXAMPLE))
+
+
+def reference_bounds_frame(metrics: dict, tags: dict) -> pd.DataFrame:
+    """The bounds frame built from rows, then sorted and indexed by pandas."""
+    vacuous = {n for n in tags.get("bounds.vacuous", "").split(", ") if n}
+    rows = [
+        {"bound": name, "value": float(value),
+         "ratio": float(metrics.get(f"bound_ratio.{name}", math.nan)),
+         "family": bounds.family_of(name), "vacuous": name in vacuous,
+         "certificate": tags.get(f"bound.{name}.certificate")}
+        for key, value in metrics.items()
+        if key.startswith("bound.") and (name := key[len("bound."):]) not in TIGHTEST
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["bound", "value", "ratio", "family", "vacuous",
+                                        "certificate"])  # fmt: skip
+    frame = frame.assign(_later=frame["family"] != "a_priori")
+    frame = frame.sort_values(["_later", "vacuous", "value"], kind="stable")
+    return frame.drop(columns="_later").set_index("bound")
+
+
+def test_the_bounds_frame_is_the_one_pandas_sorts():
+    rng = np.random.default_rng(7)
+    names = [s.name for s in bounds.REGISTRY]
+    families = {bounds.family_of(n) for n in names}
+    assert families == {"a_priori", "a_posteriori"}
+    for trial in range(200):
+        chosen = list(rng.choice(names, size=int(rng.integers(0, 9)), replace=False))
+        values = rng.choice([1.0, 2.0, 2.0, math.inf, math.nan, 0.0, 5.5], size=len(chosen))
+        metrics = {"mistakes": 3.0, "bound.tightest": 1.0}
+        tags = {"bounds.vacuous": ", ".join(n for n in chosen if rng.random() < 0.3)}
+        for name, value in zip(chosen, values, strict=True):
+            metrics[f"bound.{name}"] = float(value)
+            if rng.random() < 0.7:
+                metrics[f"bound_ratio.{name}"] = float(rng.random())
+            if rng.random() < 0.6 + 0.4 * (trial % 2):
+                tags[f"bound.{name}.certificate"] = str(rng.choice(["best", "svm", "generator"]))
+        ours, theirs = bounds_frame(metrics, tags), reference_bounds_frame(metrics, tags)
+        pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
+        assert list(ours.dtypes) == list(theirs.dtypes) and ours.index.dtype == theirs.index.dtype
