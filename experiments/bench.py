@@ -30,7 +30,8 @@ from pathlib import Path  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 SECTIONS = ["perceptron", "online", "kernel", "multiclass", "bounds", "comparators",
-            "certificates", "batch", "maxent", "sweep", "figures", "matrix", "startup"]  # fmt: skip
+            "certificates", "batch", "maxent", "sweep", "figures", "matrix", "startup",
+            "notebook"]  # fmt: skip
 SLOW_SECTIONS = [
     "sweep10k",
     "report",
