@@ -29,7 +29,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from lincls import tracking
 from lincls.config.run import RunConfig
 from lincls.runner import execute, execute_deferred, refused_run
 from lincls.tracking import progress, sweep_runs
+from lincls.tracking.headline import Headline
 from lincls.tracking.store import (
     DEFAULT_MAX_STORE_FAILURES,
     DEFAULT_RETRY_SECONDS,
@@ -173,44 +174,48 @@ def start_sweep(
     return record
 
 
-def adhoc_study(jobs: Sequence[Sequence[str]]) -> str:
+def adhoc_study(jobs: Iterable[Sequence[str]], varying: Sequence[str] | None = None) -> str:
     """The study of a sweep whose config names none: ``adhoc-<keys>-<hash>``, from its jobs'
     override lists, so different sweeps are different studies and the same command again is the
     same study (a re-run with ``tracking.skip_finished=true`` resumes it). ``keys`` are the keys
-    that vary; the tracking settings (the store, retries) and Hydra's are left out of both."""
+    that vary (``varying``, when known: ``varying_keys`` of the jobs); the tracking settings
+    (the store, retries) and Hydra's are left out of both."""
     kept = sorted(
-        " ".join(sorted(i for i in job if not i.lstrip("+~").startswith(("tracking.", "hydra."))))
+        " ".join(sorted(i for i in job if not i.lstrip("+~").startswith(IGNORED_KEYS)))
         for job in jobs
     )
     digest = hashlib.sha256("\n".join(kept).encode()).hexdigest()[:6]
-    keys = [k for k in varying_keys([line.split() for line in kept]) if k != "study"]
+    if varying is None:
+        varying = varying_keys([line.split() for line in kept])
+    keys = [k for k in varying if k != "study" and not k.startswith(IGNORED_KEYS)]
     named = "-".join(keys)
     named = named if len(named) <= 40 else named[:40].rsplit("-", 1)[0] + "-…"
     return f"{ADHOC_STUDY}-{named}-{digest}" if named else f"{ADHOC_STUDY}-{digest}"
 
 
-def unfinished(record: SweepRecord, jobs: Sequence[str]) -> list[tuple[str, str | None, bool]]:
+IGNORED_KEYS = ("tracking.", "hydra.")  # what names no ad-hoc study
+
+
+def unfinished(record: SweepRecord, jobs: Iterable[str]) -> list[tuple[str, str | None, bool]]:
     """(job, why, sure) of every job of the sweep (its override line) without a FINISHED run, as
     its progress file says: ``why`` is the job's error, or None for a job that never reported
     (not run: the sweep stopped first); not ``sure`` when the job may have a FINISHED run after
     all (it never reported, or the store failed it: a write it never saw answered may land)."""
-    entries = {entry.get("job"): entry for entry in progress.read(record.progress_file)}
     missing = []
-    for job in jobs:
-        entry = entries.get(job)
+    for job, entry in progress.summary(record.progress_file).missing(jobs):
         if entry is None:
             missing.append((job, None, False))
-        elif entry.get("status") not in ("finished", "skipped"):
+        else:
             missing.append((job, str(entry.get("error") or "failed"), not entry.get("store")))
     return missing
 
 
 def finish_sweep(
     record: SweepRecord,
-    jobs: Sequence[str],
+    jobs: Iterable[str],
     interrupted: bool = False,
     store_down: bool = False,
-) -> tuple[progress.Headline, list[tuple[str, str | None]], str]:
+) -> tuple[Headline, list[tuple[str, str | None]], str]:
     """Close the sweep: (headline, the jobs without a FINISHED run, the parent's status).
 
     The parent is closed FINISHED only if every job has a FINISHED run (skipped: one from an
@@ -247,7 +252,7 @@ def finish_sweep(
     except tracking.StoreError:
         pass  # said by the caller's summary; the run is closed KILLED by the next sweep
     status = "KILLED" if interrupted else "FAILED" if missing else "FINISHED"
-    headline = progress.Headline.of(progress.read(record.progress_file))
+    headline = Headline.of_summary(progress.summary(record.progress_file))
     try:
         note = {NOTE_TAG: headline.description(record.study, status)}
         tracking.finish_run(

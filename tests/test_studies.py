@@ -9,6 +9,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.types import HydraContext, RunMode
 from omegaconf import OmegaConf, open_dict
 
+import lincls.search  # noqa: F401  (registers dataset=search, which the frontier study runs)
 from hydra_plugins.lincls_sweeps.launcher import JobComposer
 from hydra_plugins.lincls_sweeps.sweeper import LinclsSweeper
 from lincls import evaluation

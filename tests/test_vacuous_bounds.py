@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 from test_report import record_sweep, table_rows
 
 from lincls.experiments import report
-from lincls.tracking.progress import Headline
+from lincls.tracking.headline import Headline
 
 GAMMAS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3)
 STUDY = "vacuous_test"

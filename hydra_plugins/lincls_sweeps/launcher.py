@@ -24,18 +24,17 @@ through MLflow's calls. So this launcher:
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 import pickle
 import re
-import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra.core.hydra_config import HydraConfig
-from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, JobStatus, setup_globals
@@ -43,6 +42,7 @@ from hydra.plugins.launcher import Launcher
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from hydra_plugins.lincls_sweeps.overrides import split_group_overrides
 from lincls import interrupts  # tiny: Ctrl-C's flag, no heavy imports
 
 # Jobs from which one worker measures and this process writes (below: all in this process).
@@ -54,32 +54,6 @@ class LinclsLauncherConf:
     _target_: str = "hydra_plugins.lincls_sweeps.launcher.LinclsLauncher"
     n_jobs: int = 1  # worker processes measuring runs (1: one after another)
     save_job_config: bool = False  # write <sweep dir>/<job>/config.yaml for every job
-
-
-# Per config loader: each override line's parse and whether it is a plain value. Hydra's override
-# grammar costs ~0.5 ms a line, and a sweep's jobs repeat their lines.
-_PARSED: weakref.WeakKeyDictionary[Any, dict[str, tuple[Override, bool]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def split_group_overrides(
-    loader, overrides: Sequence[str]
-) -> tuple[list[Override], list[Override]]:
-    """(overrides that change the defaults list, plain value overrides) of one job."""
-    parsed = _PARSED.setdefault(loader, {})
-    groups, values = [], []
-    for line in overrides:
-        if line not in parsed:
-            (override,) = OverridesParser.create(config_loader=loader).parse_overrides([line])
-            plain = not (override.is_delete() or override.is_add() or override.is_hydra_override())
-            parsed[line] = (
-                override,
-                plain and not loader.repository.group_exists(override.key_or_group),
-            )
-        override, value = parsed[line]
-        (values if value else groups).append(override)
-    return groups, values
 
 
 # Interpolations in the hydra node that do not depend on a job's task values.
@@ -237,75 +211,6 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
     return ret
 
 
-# --- the worker side of the pool: Hydra's state arrives once per worker ---------------------
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(state: dict[str, Any]) -> None:
-    import signal
-
-    # Ctrl-C is the launching process's to handle: it stops the pool and says what finished
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with(state["parent"])
-    setup_globals()
-    Singleton.set_state(state["singletons"])
-    composer = JobComposer(
-        state["hydra_context"].config_loader, state["config"], state["save_job_config"]
-    )
-    _WORKER.update(composer=composer, task_function=state["task_function"])
-
-
-PARENT_POLL_SECONDS = 0.5
-
-
-def _die_with(parent: int) -> None:
-    """End this worker as soon as the process that launched it (``parent``) is gone.
-
-    A sweep killed with ``kill -9`` cannot stop its pool: its workers went on with the jobs they
-    had (40–45 s, 5–7 runs written after the kill), and a resume started meanwhile could run a
-    config a second time. A thread watches the worker's parent and kills the worker (SIGKILL, as
-    its parent was: a run in flight is left RUNNING for the next sweep to close) within
-    ``PARENT_POLL_SECONDS``. Linux's ``PR_SET_PDEATHSIG`` is not used: it fires when the *thread*
-    that started the worker ends, and loky starts replacement workers from a thread of its own.
-    """
-    import signal
-    import threading
-    import time
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_SECONDS)
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    threading.Thread(target=watch, name="lincls-parent-watch", daemon=True).start()
-
-
-def _ready() -> None:
-    """A worker's first task: none (starting, it ran ``_init_worker``)."""
-
-
-def _run_in_worker(overrides: list[str], idx: int, sweep: dict[str, Any]) -> JobReturn:
-    from lincls import sweeps
-
-    # the workers may have started before the sweep's record existed (``start_workers``)
-    if sweep["record"] is not None:
-        os.environ[sweeps.SWEEP_ENV] = sweep["record"]
-    sweeps.POOLED, sweeps.DEFERRED = sweep["pooled"], sweep["defer"]
-    ret = run_one(_WORKER["composer"], _WORKER["task_function"], overrides, idx)
-    if ret.status == JobStatus.FAILED and not _picklable(ret._return_value):
-        ret.return_value = RuntimeError(repr(ret._return_value))
-    ret.cfg = None  # the parent has no use for it; keep the reply small
-    return ret
-
-
-def _picklable(value: Any) -> bool:
-    try:
-        pickle.dumps(value)
-    except Exception:
-        return False
-    return True
-
-
 TRACKER_WARNINGS = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
 
 
@@ -324,6 +229,16 @@ def _cheap_writes(record) -> bool:
 
     client, _ = tracking.open_experiment(record.tracking_uri, record.experiment)
     return client.rows is not None
+
+
+def _pool() -> Any:
+    """The pool's worker side, as ``sys.modules`` holds it: Hydra's plugin scan loads the modules
+    of ``hydra_plugins`` a second time, and a function of the first copy (imported when this
+    module was) is not the one its module now names, so it would be pickled by value, with a
+    copy of its module's globals (the worker's state set in one copy, read from another)."""
+    import importlib
+
+    return importlib.import_module("hydra_plugins.lincls_sweeps.pool")
 
 
 class LinclsLauncher(Launcher):
@@ -350,29 +265,37 @@ class LinclsLauncher(Launcher):
     def launch(
         self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int
     ) -> Sequence[JobReturn]:
-        """Run every job; a job's exception is kept in its ``JobReturn``, the others go on."""
+        """Run every job; a job's exception is kept in its ``JobReturn``, the others go on.
+
+        Returns the ``JobReturn`` of each job that failed (with the job's overrides and error):
+        a sweep of a million jobs would hold a million of them, and what finished is counted
+        in the sweep's progress file.
+        """
         from lincls import sweeps
 
         setup_globals()
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
-        jobs = [(list(o), initial_job_idx + k) for k, o in enumerate(job_overrides)]
+        total = len(job_overrides)
         record = sweeps.current_sweep()
         cheap = record is not None and _cheap_writes(record)
-        in_process = self.n_jobs == 1 and (len(jobs) < WRITE_BEHIND_JOBS or record is None or cheap)
-        if in_process or len(jobs) == 1:
+        in_process = self.n_jobs == 1 and (total < WRITE_BEHIND_JOBS or record is None or cheap)
+        if in_process or total == 1:
             composer = JobComposer(
                 self.hydra_context.config_loader, self.config, self.save_job_config
             )
             saved = HydraConfig.instance().cfg
             try:
-                returns = []
-                for overrides, idx in jobs:
+                failed = []
+                for k, overrides in enumerate(job_overrides):
                     interrupts.check_interrupt()
-                    returns.append(run_one(composer, self.task_function, overrides, idx))
-                return returns
+                    ret = run_one(composer, self.task_function, overrides, initial_job_idx + k)
+                    if ret.status == JobStatus.FAILED:
+                        failed.append(ret)
+                return failed
             finally:
                 HydraConfig.instance().cfg = saved
-        return self._launch_pool(jobs, record, defer=record is not None and not cheap)
+        numbered = ((list(o), initial_job_idx + k) for k, o in enumerate(job_overrides))
+        return self._launch_pool(numbered, total, record, defer=record is not None and not cheap)
 
     def _workers(self, jobs: int) -> int:
         return min(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, jobs)
@@ -387,6 +310,7 @@ class LinclsLauncher(Launcher):
     def _start_pool(self, workers: int) -> None:
         from joblib.externals.loky import get_reusable_executor
 
+        pool = _pool()
         state = {
             "singletons": Singleton.get_state(),
             "hydra_context": self.hydra_context,
@@ -394,13 +318,15 @@ class LinclsLauncher(Launcher):
             "task_function": self.task_function,
             "save_job_config": self.save_job_config,
             "parent": os.getpid(),
+            "composer": JobComposer,  # the worker's side (``pool``) gets them by name
+            "run": run_one,
         }
         _quiet_resource_tracker()
         self._executor = get_reusable_executor(
-            max_workers=workers, initializer=_init_worker, initargs=(state,), reuse=False
+            max_workers=workers, initializer=pool._init_worker, initargs=(state,), reuse=False
         )
         for _ in range(workers):
-            self._executor.submit(_ready)
+            self._executor.submit(pool._ready)
 
     def stop_workers(self) -> None:
         """Stop the pool at once (its workers dead when this returns)."""
@@ -409,34 +335,54 @@ class LinclsLauncher(Launcher):
             self._executor = None
 
     def _launch_pool(
-        self, jobs: list[tuple[list[str], int]], record: Any, defer: bool
+        self, jobs: Iterator[tuple[list[str], int]], total: int, record: Any, defer: bool
     ) -> list[JobReturn]:
-        from concurrent.futures import as_completed
-
-        from lincls import sweeps
+        """Send ``jobs`` to the pool in chunks (``chunk_size``), at most ``CHUNKS_IN_FLIGHT``
+        per worker at a time (a million jobs are never all queued), and count each job as its
+        chunk comes back."""
+        from concurrent.futures import FIRST_COMPLETED, wait
 
         sweep = {
             "record": None if record is None else record.path,
             "pooled": record is not None,
             "defer": defer,
         }
+        workers = self._workers(total)
         if self._executor is None:
-            self._start_pool(self._workers(len(jobs)))
+            self._start_pool(workers)
         executor, self._executor = self._executor, None
-        futures = {executor.submit(_run_in_worker, o, i, sweep): k for k, (o, i) in enumerate(jobs)}
+        pool = _pool()
+        size = pool.chunk_size(total, workers)
+        chunks = iter(lambda: list(itertools.islice(jobs, size)), [])
+        pending: set = set()
+        failed: list[JobReturn] = []
         try:
-            returns: list[JobReturn | None] = [None] * len(jobs)
-            for future in as_completed(futures):
-                interrupts.check_interrupt()
-                ret = future.result()
-                returns[futures[future]] = ret
-                outcome = ret._return_value
-                if record is not None and isinstance(outcome, dict) and "status" in outcome:
-                    sweeps.write_deferred(record, outcome)
-                    sweeps.report_progress(record, outcome, " ".join(ret.overrides or ()))
-                    sweeps.count_store_failure(record, outcome)
+            while True:
+                room = workers * pool.CHUNKS_IN_FLIGHT - len(pending)
+                for chunk in itertools.islice(chunks, room):
+                    pending.add(executor.submit(pool._run_in_worker, chunk, sweep))
+                if not pending:
+                    break
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    interrupts.check_interrupt()
+                    for ret in future.result():
+                        self._count(record, ret)
+                        if ret.status == JobStatus.FAILED:
+                            failed.append(ret)
             executor.shutdown(wait=False)  # idle: they exit while the sweep closes its parent
-            return returns
+            return failed
         except BaseException:  # stopped (store down, Ctrl-C): the jobs not started never start
             executor.shutdown(wait=True, kill_workers=True)  # dead before the sweep closes its runs
             raise
+
+    @staticmethod
+    def _count(record: Any, ret: JobReturn) -> None:
+        """In this process: write a job's deferred run, count it in the progress file."""
+        from lincls import sweeps
+
+        outcome = ret._return_value
+        if record is not None and isinstance(outcome, dict) and "status" in outcome:
+            sweeps.write_deferred(record, outcome)
+            sweeps.report_progress(record, outcome, " ".join(ret.overrides or ()))
+            sweeps.count_store_failure(record, outcome)

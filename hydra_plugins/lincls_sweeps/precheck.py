@@ -15,57 +15,103 @@ config, against ~20 ms a run).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from hydra_plugins.lincls_sweeps.launcher import JobComposer, split_group_overrides
+from hydra_plugins.lincls_sweeps.grid import Jobs
+from hydra_plugins.lincls_sweeps.launcher import JobComposer
+from hydra_plugins.lincls_sweeps.overrides import split_group_overrides
 
 
 def check_jobs(loader: Any, config: DictConfig, jobs: Sequence[Sequence[str]]) -> None:
     """Raise ``LinclsInputError`` for the first job (override list) of ``jobs`` with a bad value:
-    its field and problem, then which config it is (number, overrides) and that none ran."""
+    its field and problem, then which config it is (number, overrides) and that none ran.
+
+    Each distinct ``seed`` line is checked once, and the rest of a job once per distinct rest:
+    for a sweep's ``grid.Jobs`` the rests are enumerated from its grids (``firsts``), so a
+    million seeds cost a million line checks, not a million jobs. Only when something is bad
+    are the jobs walked, to name the first bad one as a walk in order would.
+    """
     from lincls.config.composition import input_error
-    from lincls.errors import LinclsInputError
 
     composer = JobComposer(loader, config)
     saved = HydraConfig.instance().cfg
     data: dict[str, Any] = {}  # the last dataset built, by its settings
     checked: set[tuple[str, ...]] = set()
+    bad_rest: tuple[tuple[str, ...], Any] | None = None
     try:
-        for number, job in enumerate(jobs, 1):
+        rests = jobs.firsts(SEED) if isinstance(jobs, Jobs) else jobs
+        for job in rests:
+            rest = _rest(loader, job)
+            if rest in checked:
+                continue
+            checked.add(rest)  # once, whatever it raises
             try:
-                _check_job(composer, loader, job, number - 1, checked, data)
+                _check_rest(composer, loader, job, data)
             except Exception as exc:
                 error = input_error(exc)
-                if error is None:
-                    continue  # not bad input: the job runs and records it
-                where = f"config {number} of {len(jobs)}: {' '.join(job)}"
-                raise LinclsInputError(
-                    error.field, f"{error.problem} ({where}; no config was run)"
-                ) from None
+                if error is not None:  # else not bad input: the job runs and records it
+                    bad_rest = (rest, error)
+                    break
     finally:
         HydraConfig.instance().cfg = saved
+    seeds = jobs.lines() if isinstance(jobs, Jobs) else {line for job in jobs for line in job}
+    bad_seeds = _bad_seeds(loader, seeds)
+    if bad_rest is not None or bad_seeds:
+        _refuse_first(loader, jobs, bad_rest, bad_seeds)
 
 
-def _check_job(composer, loader, job, idx: int, checked: set, data: dict) -> None:
+SEED = "seed"
+
+
+def _bad_seeds(loader: Any, lines: Iterable[str]) -> dict[str, Any]:
+    """The ``seed=`` value lines among ``lines`` that are out of range, with their error."""
+    from lincls.config.run import SEED_MAX
+    from lincls.errors import LinclsInputError, check_number
+
+    bad = {}
+    for line in lines:
+        for override in split_group_overrides(loader, [line])[1]:
+            if override.key_or_group == SEED:
+                try:
+                    check_number(SEED, override.value(), low=0, high=SEED_MAX, integer=True)
+                except LinclsInputError as exc:
+                    bad[line] = exc
+    return bad
+
+
+def _refuse_first(loader: Any, jobs: Sequence[Sequence[str]], bad_rest, bad_seeds) -> None:
+    """Raise the error of the first job, in order, whose seed or rest is bad."""
+    from lincls.errors import LinclsInputError
+
+    for number, job in enumerate(jobs, 1):
+        error = next((bad_seeds[line] for line in job if line in bad_seeds), None)
+        if error is None and bad_rest is not None and _rest(loader, job) == bad_rest[0]:
+            error = bad_rest[1]
+        if error is not None:
+            where = f"config {number} of {len(jobs)}: {' '.join(job)}"
+            raise LinclsInputError(error.field, f"{error.problem} ({where}; no config was run)")
+
+
+def _rest(loader: Any, job: Sequence[str]) -> tuple[str, ...]:
+    """A job's lines but its seed's, group choices first: what its check depends on."""
+    groups, values = split_group_overrides(loader, job)
+    return tuple(o.input_line for o in groups + values if o.key_or_group != SEED)
+
+
+def _check_rest(composer, loader, job, data: dict) -> None:
+    """Check every value of ``job`` but its seed (``_bad_seeds``)."""
     from lincls.config.checks import check_booleans
-    from lincls.config.run import SEED_MAX, RunConfig
+    from lincls.config.run import RunConfig
     from lincls.errors import check_number
     from lincls.evaluation import prepare
     from lincls.registry import build_dataset
 
     groups, values = split_group_overrides(loader, job)
-    for override in values:
-        if override.key_or_group == "seed":
-            check_number("seed", override.value(), low=0, high=SEED_MAX, integer=True)
-    key = tuple(o.input_line for o in groups + values if o.key_or_group != "seed")
-    if key in checked:
-        return
-    checked.add(key)  # once, whatever it raises
-    task_cfg = composer.task(job, idx)
+    task_cfg = composer.task(job, 0)
     check_booleans(task_cfg, groups + values)
     run_config = RunConfig.from_container(OmegaConf.to_container(task_cfg, resolve=True))
     dataset = dict(run_config.dataset)

@@ -35,6 +35,7 @@ from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from hydra_plugins.lincls_sweeps.grid import Grid, Jobs, Lines
 from lincls import interrupts  # tiny: Ctrl-C's flag, no heavy imports
 
 
@@ -46,6 +47,25 @@ class LinclsSweeperConf:
     # several such grids: the sweep is their union (e.g. one grid per dataset family, whose
     # keys differ); each is crossed with ``params`` and the command line
     grids: list[dict[str, str]] | None = field(default=None)
+
+
+def _key_lines(overrides: list[Any]) -> dict[str, list[str]]:
+    """Each key's override lines, as ``BasicSweeper.split_arguments`` makes them before taking
+    their product (a sweep of any other kind refused as it refuses it)."""
+    from hydra.errors import HydraException
+
+    lines: dict[str, list[str]] = {}
+    for override in overrides:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            lines[key] = [f"{key}={override.get_value_element_as_str()}"]
+        elif override.is_discrete_sweep():
+            lines[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            raise HydraException(
+                f"{BasicSweeper.__name__} does not support sweep type : {override.value_type.name}"
+            )
+    return lines
 
 
 class LinclsSweeper(Sweeper):
@@ -69,31 +89,32 @@ class LinclsSweeper(Sweeper):
             hydra_context=hydra_context, task_function=task_function, config=config
         )
 
-    def jobs(self, arguments: list[str]) -> list[list[str]]:
-        """Every job's override list: the study's grids crossed with the command line.
+    def jobs(self, arguments: list[str]) -> Jobs:
+        """Every job's override list: the study's grids crossed with the command line, each job
+        once, as a lazy sequence (``grid.Jobs``: a million jobs cost their lines, not a list).
 
-        A key given on the command line replaces the study's values for it.
+        A key given on the command line replaces the study's values for it. Each grid's keys and
+        lines are those of Hydra's basic sweeper (``BasicSweeper.split_arguments``): a key given
+        twice keeps its first place and its last values.
         """
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         given = parser.parse_overrides(arguments)
         on_command_line = {o.get_key_element() for o in given}
-        jobs: list[list[str]] = []
+        grids = []
         for grid in self.grids or [{}]:
             merged = {**self.params, **grid}
             params = parser.parse_overrides([f"{k}={v}" for k, v in merged.items()])
             params = [o for o in params if o.get_key_element() not in on_command_line]
-            for job in BasicSweeper.split_arguments(params + given, None)[0]:
-                if job not in jobs:
-                    jobs.append(job)
-        return jobs
+            grids.append(Grid(list(_key_lines(params + given).values())))
+        return Jobs(grids)
 
-    def _validate(self, jobs: list[list[str]]) -> None:
+    def _validate(self, jobs: Jobs) -> None:
         """Compose one job per distinct choice of config groups (fails fast on a bad name)."""
-        from hydra_plugins.lincls_sweeps.launcher import split_group_overrides
+        from hydra_plugins.lincls_sweeps.overrides import split_group_overrides
 
         loader = self.hydra_context.config_loader
         seen: set[tuple[str, ...]] = set()
-        for job in jobs:
+        for job in jobs.firsts("seed"):  # a seed is no group's choice
             groups, _ = split_group_overrides(loader, job)
             key = tuple(o.input_line for o in groups)
             if key not in seen:
@@ -133,7 +154,7 @@ class LinclsSweeper(Sweeper):
         previous = os.environ.get(sweeps.SWEEP_ENV)
         os.environ[sweeps.SWEEP_ENV] = record.path
         stopped, interrupted = None, False
-        lines = [" ".join(job) for job in jobs]
+        lines = Lines(jobs)
         returns: Any = None
         handler = signal.signal(signal.SIGINT, interrupts.on_interrupt)
         hook, sys.unraisablehook = sys.unraisablehook, interrupts.unraisable
@@ -189,17 +210,17 @@ class LinclsSweeper(Sweeper):
         from lincls.tracking import progress
         from lincls.tracking.store import one_line
 
-        reported = {entry.get("job") for entry in progress.read(record.progress_file)}
+        summed = progress.summary(record.progress_file)
         for ret in returns or ():
             line = " ".join(ret.overrides or ())
-            if ret.status == JobStatus.FAILED and line not in reported:
+            if ret.status == JobStatus.FAILED and not summed.reported(line):
                 error = ret._return_value
                 if not isinstance(error, LinclsInputError):
                     error = f"{type(error).__name__}: {one_line(error)}"
                 entry = {"status": "failed", "job": line, "error": one_line(str(error))}
                 progress.append(record.progress_file, entry)
 
-    def _start(self, jobs: list[list[str]], arguments: list[str]) -> Any:
+    def _start(self, jobs: Jobs, arguments: list[str]) -> Any:
         """Check the jobs, open the store, make the parent run: the sweep's record. Bad input
         exits 2 with one line, a store that does not answer exits 1."""
         from hydra_plugins.lincls_sweeps.precheck import check_jobs
@@ -210,7 +231,7 @@ class LinclsSweeper(Sweeper):
 
         loader = self.hydra_context.config_loader
         try:  # a schema chosen as an option (a study's grid too), then every value
-            check_no_schema(jobs, loader.get_group_options)
+            check_no_schema([[line] for line in jobs.lines()], loader.get_group_options)
             self._validate(jobs)
             check_jobs(loader, self.config, jobs)
         except LinclsInputError as exc:
@@ -228,9 +249,9 @@ class LinclsSweeper(Sweeper):
                 len(jobs),
                 sweep_dir,
                 list(arguments),
-                sweeps.varying_keys(jobs),
-                progress.job_kinds([" ".join(job) for job in jobs]),
-                sweeps.adhoc_study(jobs),  # when the config names no study
+                jobs.varying(),
+                progress.job_kinds(" ".join(job) for job in jobs),
+                sweeps.adhoc_study(jobs, jobs.varying()),  # when the config names no study
             )
         except (LinclsInputError, sweeps.tracking.StoreError) as exc:
             print(f"error: {exc}", file=sys.stderr)

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import shutil
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -41,10 +40,10 @@ def append(progress_file: str, entry: Mapping[str, Any]) -> None:
         handle.write(json.dumps(dict(entry), separators=(",", ":")) + "\n")
 
 
-# Per file: the bytes read so far, their entries and how many have each status. A job reads only
+# Per file: the bytes read so far and what its entries add up to (``Summary``). A job reads only
 # what was appended since: re-reading the whole file after each of 10,000 jobs would parse 5·10⁷
-# lines (and counting its statuses anew, go over as many entries).
-_READ: dict[str, tuple[int, list[dict], Counter, Any]] = {}
+# lines. The entries themselves are not kept: a million of them were ~700 MB.
+_READ: dict[str, tuple[int, Summary]] = {}
 _READING = threading.Lock()  # the view's ticker reads the file beside the jobs' own reports
 
 
@@ -58,7 +57,7 @@ def job_kind(line: str) -> str:
     return " ".join(sorted(item for item in items if item.partition("=")[0] in KIND_GROUPS))
 
 
-def job_kinds(lines: list[str]) -> dict[str, int]:
+def job_kinds(lines: Iterable[str]) -> dict[str, int]:
     """How many of a sweep's jobs (override lines) are of each kind."""
     return dict(Counter(job_kind(line) for line in lines))
 
@@ -117,29 +116,89 @@ def estimate(entries: list[dict], kinds: Mapping[str, int], elapsed: float) -> f
     return tally.estimate(kinds, elapsed)
 
 
+@dataclass
+class Summary:
+    """What a progress file's entries add up to, counted as they are read: statuses, the ETA's
+    tally, the headline's numbers, and which jobs (override lines) have no finished run."""
+
+    statuses: Counter = field(default_factory=Counter)
+    tally: Tally = field(default_factory=Tally)
+    violations: int = 0
+    ratios: dict[str, list[float]] = field(default_factory=dict)  # label → finished ratios
+    posterior: dict[str, list[float]] = field(default_factory=dict)
+    done: set[int] = field(default_factory=set)  # hashes of jobs finished or skipped
+    problems: dict[str, dict] = field(default_factory=dict)  # job → its failed entry
+
+    @property
+    def entries(self) -> int:
+        """How many entries were read."""
+        return sum(self.statuses.values())
+
+    def add(self, entry: dict) -> None:
+        """Count one entry (a later entry of a job replaces its earlier one)."""
+        status = entry.get("status")
+        self.statuses[status] += 1
+        self.tally.add(entry)
+        self.violations += bool(entry.get("violated"))
+        job = str(entry.get("job"))
+        if status in ("finished", "skipped"):
+            self.done.add(hash(job))
+            self.problems.pop(job, None)
+        else:
+            self.done.discard(hash(job))
+            self.problems[job] = entry
+        if status == "finished":
+            label = entry.get("label") or "?"
+            for key, by_label in (("ratio", self.ratios), ("posterior_ratio", self.posterior)):
+                if entry.get(key) is not None:
+                    by_label.setdefault(label, []).append(float(entry[key]))
+
+    def missing(self, jobs: Iterable[str]) -> list[tuple[str, dict | None]]:
+        """(job, its failed entry or None: never reported) of each of ``jobs`` without a
+        finished (or skipped) entry."""
+        return [(job, self.problems.get(job)) for job in jobs if hash(job) not in self.done]
+
+    def reported(self, job: str) -> bool:
+        """Whether ``job`` has an entry."""
+        return hash(job) in self.done or job in self.problems
+
+
 def read(progress_file: str) -> list[dict]:
-    """The entries of a progress file (a line cut short by a dying writer is skipped)."""
+    """The entries of a progress file (a line cut short by a dying writer is skipped), parsed
+    anew: for a few; a sweep's own counts come from ``summary``."""
+    entries = []
+    with open(progress_file, "rb") as handle:
+        for line in handle:
+            try:
+                entries.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return entries
+
+
+def summary(progress_file: str) -> Summary:
+    """What the progress file's entries add up to, read up to its end (only what was appended
+    since the last read is parsed)."""
     with _READING:
         return _read(progress_file)
 
 
-def _read(progress_file: str) -> list[dict]:
-    offset, entries, statuses, tally = _READ.get(progress_file, (0, [], Counter(), Tally()))
+def _read(progress_file: str) -> Summary:
+    offset, summed = _READ.get(progress_file, (0, Summary()))
     with open(progress_file, "rb") as handle:
         if handle.seek(0, 2) < offset:  # written anew (a new sweep in the same place)
-            offset, entries, statuses, tally = 0, [], Counter(), Tally()
+            offset, summed = 0, Summary()
         handle.seek(offset)
         tail = handle.read()
     complete = tail[: tail.rfind(b"\n") + 1]  # a line still being written waits for next time
     for line in complete.decode().splitlines():
         try:
-            entries.append(json.loads(line))
+            entry = json.loads(line)
         except json.JSONDecodeError:
             continue
-        statuses[entries[-1].get("status")] += 1
-        tally.add(entries[-1])
-    _READ[progress_file] = (offset + len(complete), entries, statuses, tally)
-    return entries
+        summed.add(entry)
+    _READ[progress_file] = (offset + len(complete), summed)
+    return summed
 
 
 @dataclass
@@ -163,11 +222,11 @@ class Counts:
         last read is parsed, and the statuses are counted as they come); with the sweep's job
         ``kinds``, the ETA."""
         with _READING:
-            _read(progress_file)
-            _, entries, statuses, tally = _READ[progress_file]
+            summed = _read(progress_file)
             now = time.time()
-            eta = tally.estimate(kinds, now - started) if kinds else None
-            return cls(total, started, len(entries), statuses["failed"], statuses["skipped"],
+            eta = summed.tally.estimate(kinds, now - started) if kinds else None
+            statuses = summed.statuses
+            return cls(total, started, summed.entries, statuses["failed"], statuses["skipped"],
                        eta, now)  # fmt: skip
 
     def remaining(self, now: float | None = None) -> str:
@@ -282,108 +341,3 @@ class View:
                 self.out.write("\n")
                 self.out.flush()
                 self.drawn = 0
-
-
-def _key(label: str) -> str:
-    """A learner label as a metric key part (MLflow allows letters, digits, _ - . / and space)."""
-    return re.sub(r"\s+", " ", re.sub(r"[^\w.\- /]+", " ", label)).strip()
-
-
-@dataclass(frozen=True)
-class Headline:
-    """A sweep's result in a few numbers: what the parent run's description and metrics say."""
-
-    runs: int
-    failed: int
-    skipped: int
-    violations: int
-    ratios: dict[str, tuple[int, float, float]]  # label → (runs, median, max) of tightest ratio
-    # the same for the tightest a posteriori bound (one that reads the run's own mistakes)
-    posterior: dict[str, tuple[int, float, float]] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, entries: list[dict]) -> Headline:
-        """The headline of a progress file's entries."""
-        statuses = [e.get("status") for e in entries]
-        return cls(
-            runs=statuses.count("finished"),
-            failed=statuses.count("failed"),
-            skipped=statuses.count("skipped"),
-            violations=sum(bool(e.get("violated")) for e in entries),
-            ratios=_by_label(entries, "ratio"),
-            posterior=_by_label(entries, "posterior_ratio"),
-        )
-
-    def metrics(self) -> dict[str, float]:
-        """``sweep.runs``, ``.failed``, ``.skipped``, ``.violations`` and per learner label
-        ``tightest_ratio.median/<label>`` and ``tightest_ratio.max/<label>``."""
-        values = {
-            "sweep.runs": float(self.runs),
-            "sweep.failed": float(self.failed),
-            "sweep.skipped": float(self.skipped),
-            "sweep.violations": float(self.violations),
-        }
-        for label, (_, median, largest) in self.ratios.items():
-            values[f"tightest_ratio.median/{_key(label)}"] = median
-            values[f"tightest_ratio.max/{_key(label)}"] = largest
-        for label, (_, median, largest) in self.posterior.items():
-            values[f"tightest_a_posteriori_ratio.median/{_key(label)}"] = median
-            values[f"tightest_a_posteriori_ratio.max/{_key(label)}"] = largest
-        return values
-
-    def description(self, study: str, status: str) -> str:
-        """The parent run's description (markdown): the headline and a table per learner."""
-        lines = [
-            f"Sweep of study **{study}**: {status}. {self.runs} runs finished, "
-            f"**{self.failed} failed**, {self.skipped} skipped (already finished); "
-            f"**{self.violations} bound violations**.",
-        ]
-        for ratios, family in ((self.ratios, "a priori"), (self.posterior, "a posteriori")):
-            if not ratios:
-                continue
-            lines += [
-                "",
-                f"Tightest {family} bound's ratio (mistakes / smallest non-vacuous {family} "
-                "bound; 1 = mistakes equal it) per learner:",
-                "",
-                "| learner | runs | median | max |",
-                "|---|---:|---:|---:|",
-            ]
-            lines += [
-                f"| {label} | {n} | {median:.4g} | {largest:.4g} |"
-                for label, (n, median, largest) in ratios.items()
-            ]
-        lines += [
-            "",
-            "The study report (tables, slopes, plots) is `report/report.html` among this run's "
-            "artifacts once `lincls report` (or `make run`) has written it.",
-        ]
-        return "\n".join(lines)
-
-    def summary_line(self, study: str, total: int, seconds: float, parent: str) -> str:
-        """The console's last line."""
-        rate = (self.runs + self.failed) / seconds if seconds > 0 else math.nan
-        return (
-            f"[lincls] sweep {study}: {total} jobs: {self.runs} finished, {self.failed} failed, "
-            f"{self.skipped} skipped in {seconds:.0f} s ({rate:.1f} runs/s); "
-            f"{self.violations} bound violations; parent run {parent}"
-        )
-
-
-def _by_label(entries: list[dict], key: str) -> dict[str, tuple[int, float, float]]:
-    """Label → (runs, median, max) of the finished entries' ``key``."""
-    by_label: dict[str, list[float]] = {}
-    for entry in entries:
-        ratio = entry.get(key)
-        if entry.get("status") == "finished" and ratio is not None:
-            by_label.setdefault(entry.get("label") or "?", []).append(float(ratio))
-    return {
-        label: (len(values), float(_median(values)), max(values))
-        for label, values in sorted(by_label.items())
-    }
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else 0.5 * (ordered[mid - 1] + ordered[mid])

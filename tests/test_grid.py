@@ -1,0 +1,143 @@
+"""A sweep's jobs as a lazy grid: the jobs, order and duplicates of Hydra's product made unique by
+a walk in order; a line of a million jobs parsed as Hydra's grammar parses it; the precheck's
+first bad config named as a walk in order names it."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+import sys
+import tracemalloc
+
+import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
+
+from hydra_plugins.lincls_sweeps.grid import Grid, Jobs, Lines
+from hydra_plugins.lincls_sweeps.overrides import _integer_line, _parse_line
+
+
+def listed(grids: list[list[list[str]]]) -> list[list[str]]:
+    """The jobs as the sweeper listed them before: each grid's product, kept if not yet listed."""
+    jobs: list[list[str]] = []
+    for lists in grids:
+        for job in itertools.product(*lists):
+            if list(job) not in jobs:
+                jobs.append(list(job))
+    return jobs
+
+
+def random_grids(rng: random.Random) -> list[list[list[str]]]:
+    keys = ["seed", "learner", "learner.lr", "dataset.n", "+extra"]
+    grids = []
+    for _ in range(rng.randint(1, 4)):
+        chosen = rng.sample(keys, rng.randint(1, 4))
+        if rng.random() < 0.5:
+            chosen = sorted(chosen)  # grids of the same keys in the same order overlap
+        grids.append(
+            [[f"{k}={rng.randint(0, 3)}" for _ in range(rng.randint(1, 4))] for k in chosen]
+        )
+    return grids
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_jobs_are_the_listed_jobs_in_order(seed):
+    grids = random_grids(random.Random(seed))
+    jobs = Jobs([Grid(lists) for lists in grids])
+    expected = listed(grids)
+    assert list(jobs) == expected
+    assert len(jobs) == len(expected)
+    assert [jobs[i] for i in range(len(jobs))] == expected  # random access
+    assert jobs[-1] == expected[-1] and jobs[1:3] == expected[1:3]
+    assert list(Lines(jobs)) == [" ".join(j) for j in expected]
+    assert jobs.lines() == {line for job in expected for line in job}
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_varying_keys_and_firsts_follow_the_listed_jobs(seed):
+    from lincls.sweeps import varying_keys
+
+    grids = random_grids(random.Random(1000 + seed))
+    jobs = Jobs([Grid(lists) for lists in grids])
+    expected = listed(grids)
+    assert jobs.varying() == varying_keys(expected)
+    # every choice of the lines but seed's, once at least, each a job of the sweep
+    firsts = [tuple(j) for j in jobs.firsts("seed")]
+    drop_seed = {tuple(x for x in j if not x.startswith("seed=")) for j in expected}
+    assert {tuple(x for x in j if not x.startswith("seed=")) for j in firsts} == drop_seed
+    assert set(firsts) <= {tuple(j) for j in expected}
+
+
+def test_a_line_given_twice_is_one_job_and_a_held_grid_adds_none():
+    jobs = Jobs([Grid([["seed=1", "seed=1", "seed=2"]]), Grid([["seed=2", "seed=1"]])])
+    assert list(jobs) == [["seed=1"], ["seed=2"]]
+    assert jobs.varying() == ("seed",)
+    assert len(jobs.grids) == 1  # the second grid's jobs are all the first's
+
+
+def test_a_million_jobs_cost_their_lines_not_their_product():
+    lines = [[f"seed={k}" for k in range(1_000_000)], ["dataset.n=50"], ["study=million"]]
+    tracemalloc.start()
+    jobs = Jobs([Grid(lines)])
+    assert len(jobs) == 1_000_000 and jobs[999_999] == [
+        "seed=999999",
+        "dataset.n=50",
+        "study=million",
+    ]
+    assert sum(1 for _ in jobs.firsts("seed")) == 1
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 200 * 2**20  # the lines' set (~130 MB); the product listed was ~400 MB
+
+
+class Repository:
+    def group_exists(self, key: str) -> bool:
+        return key in ("learner", "dataset")
+
+
+class Loader:
+    repository = Repository()
+
+
+LINES = [
+    "seed=0", "seed=5", "seed=-3", "seed=123456789012", "learner.lr=0", "dataset.n=50",
+    "learner=3", "a.b_c.d=42", "+x=3", "~seed", "seed=007", "seed=1_000", "seed=+4", "seed=-0",
+    "seed=1e3", "seed=5.0", "seed='5'", "seed=abc", "x@pkg=3", "hydra.launcher.n_jobs=2",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_an_integer_line_is_parsed_as_hydra_parses_it(line):
+    loader = Loader()
+    made = _integer_line(loader, {}, line)
+    (parsed,) = OverridesParser.create(config_loader=loader).parse_overrides([line])
+    if made is None:  # not an integer line: the grammar parses it
+        assert _parse_line(loader, line)[0] == parsed
+        return
+    override, plain = made
+    assert override == parsed and type(override._value) is type(parsed._value)
+    assert plain == _parse_line(loader, line)[1]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # a bad seed and a bad rest: the first config in order is named, config 2 either way
+        (["seed=0,-1", "learner.lr=1,-2"], "learner.lr: must be"),
+        (["learner.lr=1,-2", "seed=0,-1"], "seed: must be an integer"),
+    ],
+)
+def test_the_precheck_names_the_first_bad_config_in_order(arguments, message, tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "lincls.experiments.run", "-m", *arguments, "dataset.n=20"],
+        capture_output=True,
+        text=True,
+        env={"LINCLS_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"error: {message}")
+    assert "(config 2 of 4: " in line and "no config was run" in line
+    assert not (tmp_path / "mlflow.db").exists()
