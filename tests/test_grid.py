@@ -5,10 +5,15 @@ first bad config named as a walk in order names it."""
 from __future__ import annotations
 
 import itertools
+import os
 import random
+import re
+import signal
 import subprocess
 import sys
+import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -141,3 +146,50 @@ def test_the_precheck_names_the_first_bad_config_in_order(arguments, message, tm
     assert line.startswith(f"error: {message}")
     assert "(config 2 of 4: " in line and "no config was run" in line
     assert not (tmp_path / "mlflow.db").exists()
+
+
+def _peak_kb(pid: int) -> int:
+    """A process's peak resident memory (``VmHWM``), in kB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+@pytest.mark.slow
+def test_a_200000_config_sweep_starts_counts_and_resumes(tmp_path):
+    """The command a user types for 200,000 configs: its progress line comes, with the count of
+    the whole grid; Ctrl-C says what finished and the command that resumes it; the sweeping
+    process stays small (the old list of jobs and their returns grew with the grid)."""
+    if not Path("/proc/self/status").exists():
+        pytest.skip("reads the process's memory from /proc")
+    command = [sys.executable, "-m", "lincls.experiments.run", "-m", "seed=range(0,200000)",
+               "dataset.n=30", "certificates.svm=false", "hydra.launcher.n_jobs=2"]  # fmt: skip
+    sweep = subprocess.Popen(
+        command, cwd=tmp_path, env={**os.environ, "LINCLS_HOME": str(tmp_path)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lines = []
+    try:
+        deadline = time.monotonic() + 600  # a guard against a hang, not a timing
+        for line in sweep.stderr:
+            lines.append(line)
+            if re.match(r"\[lincls\] [1-9]\d*/200000 done", line) or time.monotonic() > deadline:
+                break
+        peak = _peak_kb(sweep.pid)
+        sweep.send_signal(signal.SIGINT)
+        _, rest = sweep.communicate(timeout=120)
+    finally:
+        sweep.kill()
+    lines += rest.splitlines()
+    assert sweep.returncode == 130
+    assert lines[0].startswith("[lincls] sweep adhoc-seed-") and " 200000 jobs, " in lines[0]
+    assert any(re.match(r"\[lincls\] [1-9]\d*/200000 done, 0 failed", line) for line in lines)
+    (stop,) = [line for line in lines if line.startswith("[lincls] interrupted: ")]
+    finished = int(re.search(r"interrupted: (\d+) of 200000 configs finished", stop).group(1))
+    assert 0 < finished < 200000
+    assert stop.rstrip().endswith(
+        "resume with: python -m lincls.experiments.run -m hydra.launcher.n_jobs=2 "
+        "'seed=range(0,200000)' dataset.n=30 certificates.svm=false tracking.skip_finished=true"
+    )
+    assert peak < 1_500_000  # kB: the issue's bound for a million

@@ -54,6 +54,12 @@ def _integer_line(loader, parsed: dict, line: str) -> tuple[Override, bool] | No
     return made, value
 
 
+def integer_value(line: str) -> int | None:
+    """The integer a ``key=<integer>`` line sets (as Hydra's grammar reads it), else None."""
+    match = _INTEGER_LINE.fullmatch(line)
+    return None if match is None else int(match.group(2))
+
+
 def split_group_overrides(
     loader, overrides: Sequence[str]
 ) -> tuple[list[Override], list[Override]]:

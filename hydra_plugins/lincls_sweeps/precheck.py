@@ -23,17 +23,23 @@ from omegaconf import DictConfig, OmegaConf
 
 from hydra_plugins.lincls_sweeps.grid import Jobs
 from hydra_plugins.lincls_sweeps.launcher import JobComposer
-from hydra_plugins.lincls_sweeps.overrides import split_group_overrides
+from hydra_plugins.lincls_sweeps.overrides import integer_value, split_group_overrides
 
 
-def check_jobs(loader: Any, config: DictConfig, jobs: Sequence[Sequence[str]]) -> None:
+def check_jobs(
+    loader: Any,
+    config: DictConfig,
+    jobs: Sequence[Sequence[str]],
+    lines: Iterable[str] | None = None,
+) -> None:
     """Raise ``LinclsInputError`` for the first job (override list) of ``jobs`` with a bad value:
     its field and problem, then which config it is (number, overrides) and that none ran.
 
     Each distinct ``seed`` line is checked once, and the rest of a job once per distinct rest:
     for a sweep's ``grid.Jobs`` the rests are enumerated from its grids (``firsts``), so a
     million seeds cost a million line checks, not a million jobs. Only when something is bad
-    are the jobs walked, to name the first bad one as a walk in order would.
+    are the jobs walked, to name the first bad one as a walk in order would. ``lines``: every
+    line of the jobs, when known.
     """
     from lincls.config.composition import input_error
 
@@ -58,8 +64,9 @@ def check_jobs(loader: Any, config: DictConfig, jobs: Sequence[Sequence[str]]) -
                     break
     finally:
         HydraConfig.instance().cfg = saved
-    seeds = jobs.lines() if isinstance(jobs, Jobs) else {line for job in jobs for line in job}
-    bad_seeds = _bad_seeds(loader, seeds)
+    if lines is None:
+        lines = jobs.lines() if isinstance(jobs, Jobs) else {line for job in jobs for line in job}
+    bad_seeds = _bad_seeds(loader, lines)
     if bad_rest is not None or bad_seeds:
         _refuse_first(loader, jobs, bad_rest, bad_seeds)
 
@@ -74,12 +81,18 @@ def _bad_seeds(loader: Any, lines: Iterable[str]) -> dict[str, Any]:
 
     bad = {}
     for line in lines:
-        for override in split_group_overrides(loader, [line])[1]:
-            if override.key_or_group == SEED:
-                try:
-                    check_number(SEED, override.value(), low=0, high=SEED_MAX, integer=True)
-                except LinclsInputError as exc:
-                    bad[line] = exc
+        if not line.startswith(SEED + "="):  # a plain value line of seed starts so
+            continue
+        value = integer_value(line)  # a seed sweep's million lines: no Override made
+        if value is None:
+            plain = split_group_overrides(loader, [line])[1]
+            if not plain:
+                continue
+            value = plain[0].value()
+        try:
+            check_number(SEED, value, low=0, high=SEED_MAX, integer=True)
+        except LinclsInputError as exc:
+            bad[line] = exc
     return bad
 
 

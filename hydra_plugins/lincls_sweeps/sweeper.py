@@ -231,9 +231,10 @@ class LinclsSweeper(Sweeper):
 
         loader = self.hydra_context.config_loader
         try:  # a schema chosen as an option (a study's grid too), then every value
-            check_no_schema([[line] for line in jobs.lines()], loader.get_group_options)
+            lines = jobs.lines()
+            check_no_schema(([line] for line in lines), loader.get_group_options)
             self._validate(jobs)
-            check_jobs(loader, self.config, jobs)
+            check_jobs(loader, self.config, jobs, lines)
         except LinclsInputError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)
