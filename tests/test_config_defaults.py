@@ -134,3 +134,21 @@ def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
     assert outcome.tags["bound_violated"] == "false"
     X = dataset.X.toarray() if sp.issparse(dataset.X) else dataset.X
     assert outcome.metrics["radius"] == pytest.approx(np.linalg.norm(X, axis=1).max(), rel=1e-12)
+
+
+@pytest.mark.parametrize("option", sorted(path.stem for path in (CONF / "learner").glob("*.yaml")))
+def test_a_runs_accuracies_are_scikit_learns_score(option):
+    """The accuracies a run logs (``measures.accuracy``, without scikit-learn's input checks)
+    are ``learner.score`` to the bit, on the training and the test data."""
+    from lincls.evaluation.measures import accuracy
+
+    dataset = PARTNER.get(option, "separable")
+    config = compose_config(
+        [f"learner={option}", f"dataset={dataset}", *SMALL[dataset], "certificates.svm=false"]
+    )
+    outcome = evaluation.measure(config)
+    learner, data = outcome.learner, outcome.dataset
+    for X, y in ((data.X, data.y), (data.X_test, data.y_test)):
+        assert accuracy(learner, X, y) == learner.score(X, y)
+    assert outcome.metrics["train_accuracy"] == learner.score(data.X, data.y)
+    assert outcome.metrics["test_accuracy"] == learner.score(data.X_test, data.y_test)

@@ -207,9 +207,9 @@ def fit_and_evaluate(learner, dataset: Dataset, plan: RunPlan | None = None) -> 
     metrics: dict[str, float] = {"fit_seconds": fit_seconds}
     tags: dict[str, str] = {"order": plan.order}
     curves: measures.Curves = {}
-    metrics["train_accuracy"] = float(learner.score(dataset.X, dataset.y))
+    metrics["train_accuracy"] = measures.accuracy(learner, dataset.X, dataset.y)
     if dataset.X_test.shape[0]:
-        metrics["test_accuracy"] = float(learner.score(dataset.X_test, dataset.y_test))
+        metrics["test_accuracy"] = measures.accuracy(learner, dataset.X_test, dataset.y_test)
         if hasattr(learner, "test_measures"):  # a learner's own test measures (FS99's curves)
             staged_metrics, staged_curves = learner.test_measures(dataset.X_test, dataset.y_test)
             metrics.update(staged_metrics)

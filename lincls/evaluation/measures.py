@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from sklearn.base import ClassifierMixin
 from sklearn.linear_model._base import LinearClassifierMixin
 
 from lincls import bounds as bounds_mod
@@ -28,6 +29,16 @@ CURVE_POINTS = 200
 WEIGHTS_MAX_FEATURES = 3  # weights of low-dimensional runs are logged, for pictures
 
 Curves = dict[str, list[tuple[int, float]]]
+
+
+def accuracy(learner: ClassifierMixin, X: np.ndarray, y: np.ndarray) -> float:
+    """``learner.score(X, y)``: scikit-learn's mean accuracy, ``numpy.average`` of ``y ==
+    learner.predict(X)``, without its checks of the inputs (~4 ms a call, a tenth of a cheap
+    run's cost): a run's data were checked when they were built. A learner with a ``score`` of
+    its own is asked for it."""
+    if type(learner).score is not ClassifierMixin.score:
+        return float(learner.score(X, y))
+    return float(np.average(learner.predict(X) == y))
 
 
 def log_spaced_steps(total: int, count: int = CURVE_POINTS) -> np.ndarray:
