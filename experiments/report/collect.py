@@ -20,6 +20,7 @@ import pandas as pd
 
 from lincls.errors import LinclsInputError
 from lincls.tracking import reader
+from lincls.tracking.record_rows import histories, latest_of
 
 PAGE_SIZE = 1000  # runs per search_runs page
 ROLE_SWEEP = "sweep"
@@ -136,7 +137,8 @@ def search_all(
 
 
 def runs_frame(runs: Sequence, tag_keys: Sequence[str] = TAGS_KEPT) -> pd.DataFrame:
-    """MLflow runs as a table: run_id, start_time, status, ``params.*``, ``metrics.*``, ``tags.*``.
+    """MLflow runs as a table: run_id, start_time, status, ``params.*``, ``metrics.*``, ``tags.*``
+    (a run's record's values among them, as the rows they stand for).
 
     Rows are sorted by start time (then id), so the same runs always give the same table.
     """
@@ -148,9 +150,11 @@ def runs_frame(runs: Sequence, tag_keys: Sequence[str] = TAGS_KEPT) -> pd.DataFr
             "start_time": run.info.start_time,
             "status": run.info.status,
         }
+        recorded, record_tags = latest_of(run.data.tags)
+        tags = {**record_tags, **run.data.tags}
         row.update({f"params.{k}": v for k, v in run.data.params.items()})
-        row.update({f"metrics.{k}": v for k, v in run.data.metrics.items()})
-        row.update({f"tags.{k}": run.data.tags[k] for k in tag_keys if k in run.data.tags})
+        row.update({f"metrics.{k}": v for k, v in {**recorded, **run.data.metrics}.items()})
+        row.update({f"tags.{k}": tags[k] for k in tag_keys if k in tags})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=["run_id", "run_name", "start_time", "status"])
     if rows:
@@ -311,8 +315,9 @@ def still_running(
 
 def metric_histories(client, run_ids: Iterable[str], key: str) -> dict[str, Curve]:
     """Each run's logged history of metric ``key`` as (step, value) points, by run id, in
-    MLflow's order: read with SQL where ``tracking.reader`` reads the store (MLflow's query of
-    one run's history scans every run's points of the metric: 0.5 s a run at 100,000 runs)."""
+    MLflow's order (a run's record's curve as its history: ``tracking.record``): read with SQL
+    where ``tracking.reader`` reads the store (MLflow's query of one run's history scans every
+    run's points of the metric: 0.5 s a run at 100,000 runs)."""
     run_ids = list(run_ids)
     engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
     if engine is not None:
@@ -320,11 +325,7 @@ def metric_histories(client, run_ids: Iterable[str], key: str) -> dict[str, Curv
             return reader.curves_of(engine, run_ids, [key], by_time=True)[key]
         finally:
             engine.dispose()
-    curves = {}
-    for run_id in run_ids:
-        history = client.get_metric_history(run_id, key)
-        curves[run_id] = [(int(p.step), float(p.value)) for p in history]
-    return curves
+    return histories(client, run_ids, [key])[key]
 
 
 def column(frame: pd.DataFrame, name: str) -> pd.Series:

@@ -1,10 +1,11 @@
 """The report's pass over every run it covers: each run's picture and its colour in the UI.
 
-- A run draws its own figure (``lincls.figures``: an SVG of its cumulative mistakes under its
-  tightest a priori bound and Novikoff's two lemmas) and its description (the run page's
-  Overview) opens with it, so the run's page shows it on opening. Only runs made before that —
-  whose description shows no figure — get one here: drawn from their logged curves, read in one
-  query, and shown at the head of their descriptions.
+- A run's figure (``lincls.figures``: an SVG of its cumulative mistakes under its tightest a
+  priori bound and Novikoff's two lemmas) opens its description (the run page's Overview), so
+  the run's page shows it on opening; the UI draws it from the run's record when it is asked
+  for (``lincls.tracking.record``). Only runs whose description shows no figure get one here:
+  a run made before runs kept records, its figure drawn from its logged curves (read in one
+  query) as a file among its artifacts, and a run with a record, its description alone.
 - Each run without a colour gets one (the tag ``mlflow.runColor``, which MLflow's UI draws the
   run in), distinct from the colours the report's other runs have: MLflow otherwise picks a
   run's colour by a hash of its id among 29, and two runs of ten often share one.
@@ -25,6 +26,8 @@ from lincls import tracking
 from lincls.figures import CURVES, FIGURE_FILE, draw_run_figure, shows_figure, with_figure
 from lincls.tracking import reader
 from lincls.tracking.postgres_runs import open_rows
+from lincls.tracking.record import RECORD_TAG
+from lincls.tracking.record_rows import histories
 from lincls.tracking.tags import NOTE_TAG
 
 COLOR_TAG = "mlflow.runColor"
@@ -99,21 +102,30 @@ def _search_tags(client, experiment_id: str, run_ids: Sequence[str]) -> dict[str
     return found
 
 
-def _notes(engine, client, experiment_id: str, run_ids: Sequence[str]) -> dict[str, str]:
-    """The whole descriptions of ``run_ids``."""
+def _notes(
+    engine, client, experiment_id: str, run_ids: Sequence[str]
+) -> tuple[dict[str, str], set[str]]:
+    """The whole descriptions of ``run_ids``, and those of them that have a record."""
     if engine is None:
         tags = _search_tags(client, experiment_id, run_ids)
-        return {run_id: found.get(NOTE_TAG) or "" for run_id, found in tags.items()}
+        notes = {run_id: found.get(NOTE_TAG) or "" for run_id, found in tags.items()}
+        return notes, {run_id for run_id, found in tags.items() if RECORD_TAG in found}
     import sqlalchemy
 
     statement = sqlalchemy.text(
-        "SELECT run_uuid, value FROM tags WHERE key = :note AND run_uuid IN :ids"
-    ).bindparams(sqlalchemy.bindparam("ids", expanding=True))
+        "SELECT run_uuid, key, value FROM tags WHERE key IN :keys AND run_uuid IN :ids"
+    ).bindparams(*(sqlalchemy.bindparam(name, expanding=True) for name in ("keys", "ids")))
     notes = dict.fromkeys(run_ids, "")
+    recorded = set()
     with engine.connect() as db:
         for chunk in _chunks(run_ids, 500):
-            notes.update(db.execute(statement, {"note": NOTE_TAG, "ids": chunk}).all())
-    return notes
+            bound = {"keys": [NOTE_TAG, RECORD_TAG], "ids": chunk}
+            for run_id, key, value in db.execute(statement, bound):
+                if key == NOTE_TAG:
+                    notes[run_id] = value
+                else:
+                    recorded.add(run_id)
+    return notes, recorded
 
 
 def _curves(engine, client, run_ids: Sequence[str]) -> dict[str, dict[str, list]]:
@@ -121,20 +133,22 @@ def _curves(engine, client, run_ids: Sequence[str]) -> dict[str, dict[str, list]
     if engine is not None:
         by_key = reader.curves_of(engine, run_ids, CURVES)
     else:
-        by_key = {key: {r: reader.history(client, r, key) for r in run_ids} for key in CURVES}
+        by_key = histories(client, run_ids, CURVES)
     return {run_id: {key: by_key[key][run_id] for key in CURVES} for run_id in run_ids}
 
 
 def draw_missing(engine, client, experiment_id: str, runs: pd.DataFrame) -> dict[str, str]:
-    """Draw and log the figure of each run of ``runs`` (made before runs drew their own)
-    and its description opening with it; the descriptions to set, by run id."""
+    """Show the figure of each run of ``runs`` (whose description shows none) at the head of
+    its description, drawing it as a file for a run without a record (the UI draws a recorded
+    run's from its record); the descriptions to set, by run id."""
     if runs.empty:
         return {}
     run_ids = list(runs["run_id"])
-    curves = _curves(engine, client, run_ids)
-    notes = _notes(engine, client, experiment_id, run_ids)
+    notes, recorded = _notes(engine, client, experiment_id, run_ids)
+    unrecorded = [run_id for run_id in run_ids if run_id not in recorded]
+    curves = _curves(engine, client, unrecorded) if unrecorded else {}
     bound = dict(zip(run_ids, runs.get("tags.bound.tightest", [None] * len(runs)), strict=True))
-    for run_id in run_ids:
+    for run_id in unrecorded:
         name = bound[run_id] if isinstance(bound[run_id], str) else ""
         tracking.log_texts(client, run_id, {FIGURE_FILE: draw_run_figure(curves[run_id], name)})
     return {run_id: with_figure(notes[run_id], run_id) for run_id in run_ids}

@@ -8,7 +8,8 @@ value), and each row goes to its (name, run) cell by integer codes. The table is
 ``mlflow.search_runs`` returns for the same runs (``tests/test_reader.py`` compares them value
 by value): ``run_id``, ``experiment_id``, ``status``, ``artifact_uri``, ``start_time``,
 ``end_time`` (UTC timestamps), then ``metrics.<name>`` (the latest value: at the greatest step,
-then timestamp), ``params.<name>`` and ``tags.<name>``; newest run first. A store whose schema
+then timestamp), ``params.<name>`` and ``tags.<name>``; newest run first; a run's record
+(``tracking.record``) gives its values as the rows they stand for. A store whose schema
 is not MLflow's revision ``SCHEMA_REVISION`` (the one these queries are written for) or that is
 not a database (a tracking server) is read with ``mlflow.search_runs`` itself.
 """
@@ -28,7 +29,18 @@ import pyarrow.compute as pc
 
 from lincls.errors import LinclsInputError
 from lincls.paths import resolve_tracking_uri, sqlite_path
+from lincls.tracking.record import RECORD_KEYS
+from lincls.tracking.record_rows import (
+    IDS_PER_QUERY,
+    curves_of,
+    expand,
+    expand_frame,
+    histories,
+    history,
+)
 from lincls.tracking.store import check_store_file
+
+__all__ = ["curves_of", "history"]  # re-exported: where the report has always found them
 
 # The MLflow schema revision (alembic) the queries below are written for.
 SCHEMA_REVISION = "dc11669786a5"
@@ -104,7 +116,6 @@ LONG_NAMES = ["run_id", "key", "value"]
 # Read a whole long table, keeping the chosen runs' rows, when they are at least this share of
 # the store's: SQLite's index lookups run by run take ~3x one pass (3.0 s against 1.1 s a table).
 WHOLE_TABLE_SHARE = 0.125
-IDS_PER_QUERY = 10_000
 
 
 def _arrow(rows: list[tuple]) -> pa.Table:
@@ -210,9 +221,13 @@ def read_rows(
     tag_keys: Sequence[str] | None = None,
 ) -> Rows:
     """The active runs of ``experiment_id`` with every tag of ``tags`` (name: value) and
-    ``status`` (None: any), read with four queries; ``tag_keys`` (None: all) are the tags read."""
+    ``status`` (None: any), read with four queries; ``tag_keys`` (None: all) are the tags read.
+    A run's record gives its values as the rows they stand for (``record_rows.expand``)."""
     import sqlalchemy
 
+    requested = None if tag_keys is None else list(tag_keys)
+    if requested is not None:
+        tag_keys = [*requested, *RECORD_KEYS]
     where, values = _where(experiment_id, tags, status)
     with engine.connect() as db:
 
@@ -262,6 +277,7 @@ def read_rows(
                 chunk = {"ids": ids[k : k + IDS_PER_QUERY], **extra}
                 rows += query(f"{sql} run_uuid IN :ids", chunk, list(chunk))
             long[table] = _arrow(rows)
+    long["metrics"], long["tags"] = expand(long["metrics"], long["tags"], requested)
     order = pa.array(info["run_id"].tolist(), type=pa.string())
     return Rows(
         info=info,
@@ -294,40 +310,6 @@ def search_frame(rows: Rows) -> pd.DataFrame:
     for wide in (rows.metrics, rows.params, rows.tags):
         data.update({name: column.array for name, column in wide.items()})
     return pd.DataFrame(data)
-
-
-def curves_of(
-    engine: Any, run_ids: Sequence[str], keys: Iterable[str], by_time: bool = False
-) -> dict[str, dict[str, list]]:
-    """Each metric of ``keys``: every run's logged points as (step, value), ordered by step then
-    timestamp (``by_time``: by timestamp, step then value, as MLflow's ``get_metric_history``),
-    NaN where MLflow stored a NaN, by run id."""
-    import sqlalchemy
-
-    keys = list(keys)
-    out: dict[str, dict[str, list]] = {key: {run_id: [] for run_id in run_ids} for key in keys}
-    if not keys or not len(run_ids):
-        return out
-    wanted = set(run_ids)
-    order = "timestamp, step, value" if by_time else "step, timestamp"
-    sql = (
-        "SELECT run_uuid, key, step, CASE WHEN is_nan THEN NULL ELSE value END FROM metrics "
-        f"WHERE {{}} IN :keys ORDER BY run_uuid, key, {order}"
-    )
-    # a few runs by id, through the index on (run, key, step): "key || ''" keeps SQLite off the
-    # key's index, which holds every run's points of it (1.5 s for 8 runs of 100,000 so); many
-    # runs, every run's points of the keys
-    few = len(wanted) <= IDS_PER_QUERY
-    where = "run_uuid IN :ids AND key || ''" if few else "key"
-    statement = sqlalchemy.text(sql.format(where)).bindparams(
-        *(sqlalchemy.bindparam(name, expanding=True) for name in ("keys", "ids")[: 1 + few])
-    )
-    bound = {"keys": keys, "ids": sorted(wanted)} if few else {"keys": keys}
-    with engine.connect() as db:
-        for run_id, key, step, value in db.execute(statement, bound):
-            if run_id in wanted:
-                out[key][run_id].append((int(step), float("nan") if value is None else value))
-    return out
 
 
 def _studies(engine: Any, experiment_id: str) -> list[str]:
@@ -386,15 +368,12 @@ def _by_mlflow(
         if frame.empty and STUDY in tags:
             every = mlflow.search_runs([found.experiment_id], max_results=2**31 - 1)
             _check_study(tags[STUDY], every.get(f"tags.{STUDY}", []), uri)
-    for key in curves:
-        frame[f"curves.{key}"] = [history(client, run_id, key) for run_id in frame["run_id"]]
+    frame = expand_frame(frame)
+    if curves:
+        points = histories(client, list(frame["run_id"]), curves)
+        for key in curves:
+            frame[f"curves.{key}"] = [points[key][run_id] for run_id in frame["run_id"]]
     return frame
-
-
-def history(client, run_id: str, key: str) -> list[tuple[int, float]]:
-    """One run's logged points of ``key`` through MLflow's client, by step then time."""
-    points = sorted((p.step, p.timestamp, p.value) for p in client.get_metric_history(run_id, key))
-    return [(int(step), float(value)) for step, _, value in points]
 
 
 def experiment_id_of(engine: Any, name: str) -> str | None:
