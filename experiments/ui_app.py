@@ -18,6 +18,11 @@ and which answers the UI's runs search with pages of ``RUNS_PAGE`` runs (the UI 
 shows "Load more" after them) and the UI's question for the signed-in user (this server has no
 sign-in: an empty answer, where MLflow's server answers 404 on every page load).
 
+A run keeps its figure and margin histogram in its record, not as files
+(``lincls.tracking.record``): asked for one of them (``get-artifact``), this server answers
+with the text the record stands for, the figure drawn as the run drew it, with the headers
+MLflow sends a file with; the run's artifact listing shows them beside its files.
+
 Registered as the ``mlflow.app`` plugin ``lincls`` (pyproject.toml), so ``mlflow server
 --app-name lincls`` serves it; ``lincls ui``, ``make ui`` and ``make server`` do.
 """
@@ -30,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lincls import tracking
+from lincls.tracking.record import recorded_artifacts
 
 WORKFLOW_KEY = "mlflow.workflowType_v1"  # MLflow's useLocalStorage key: f"{key}_v{version}"
 WORKFLOW_DEFAULT = "machine_learning"
@@ -154,6 +160,85 @@ def larger_pages(app: Callable) -> Callable:
     return wrapped
 
 
+GET_ARTIFACT = "/get-artifact"  # the route a description's image and the artifact view read
+LIST_ARTIFACTS = "/mlflow/artifacts/list"  # under /api/2.0 and /ajax-api/2.0
+
+
+def _recorded(run_id: str | None) -> dict[str, str]:
+    """The artifacts the record of run ``run_id`` stands for (none: no such run, or no record)."""
+    if not run_id:
+        return {}
+    try:
+        from mlflow.server.handlers import _get_tracking_store
+
+        tags = _get_tracking_store().get_run(run_id).data.tags
+    except Exception:  # MLflow's own route answers for a run it cannot find
+        return {}
+    return recorded_artifacts(tags)
+
+
+def _recorded_artifact() -> Any:
+    """Flask ``before_request``: a ``get-artifact`` of an artifact a run's record stands for is
+    answered with its text (as MLflow sends a file); anything else goes on to MLflow."""
+    from flask import Response, request
+
+    path = request.args.get("path")
+    if not request.path.endswith(GET_ARTIFACT) or not path:
+        return None
+    text = _recorded(request.args.get("run_id") or request.args.get("run_uuid")).get(path)
+    if text is None:
+        return None
+    from mlflow.server.handlers import _content_disposition_attachment
+    from mlflow.utils.mime_type_utils import _guess_mime_type
+
+    kind = _guess_mime_type(path)
+    response = Response(text.encode("utf-8"), mimetype=kind)
+    response.headers["Content-Disposition"] = _content_disposition_attachment(path.split("/")[-1])
+    response.headers["X-Content-Type-Options"] = "nosniff"  # as MLflow sends an artifact
+    response.headers["Content-Type"] = kind
+    return response
+
+
+def listed(files: list[dict], recorded: Mapping[str, str], folder: str) -> list[dict]:
+    """An artifact listing of ``folder`` ("" the root: MLflow's entries, ``path``, ``is_dir``,
+    ``file_size``) with the recorded artifacts in it, and their folders, that it lacks."""
+    prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
+    known = {entry.get("path") for entry in files}
+    added = []
+    for path, text in sorted(recorded.items()):
+        if not path.startswith(prefix):
+            continue
+        head, slash, _ = path[len(prefix) :].partition("/")
+        entry = (
+            {"path": prefix + head, "is_dir": True}
+            if slash
+            else {"path": path, "is_dir": False, "file_size": len(text.encode("utf-8"))}
+        )
+        if entry["path"] not in known:
+            known.add(entry["path"])
+            added.append(entry)
+    return [*files, *added]
+
+
+def _with_recorded_listing(response: Any) -> Any:
+    """Flask ``after_request``: a run's artifact listing shows what its record stands for."""
+    from flask import request
+
+    if not request.path.endswith(LIST_ARTIFACTS) or response.status_code != 200:
+        return response
+    recorded = _recorded(request.args.get("run_id") or request.args.get("run_uuid"))
+    if not recorded:
+        return response
+    try:
+        body = json.loads(response.get_data())
+    except ValueError:
+        return response
+    body["files"] = listed(body.get("files", []), recorded, request.args.get("path") or "")
+    response.direct_passthrough = False
+    response.set_data(json.dumps(body))
+    return response
+
+
 def _current_user() -> Any:
     """No user signed in: the server has no authentication (the UI then shows no account)."""
     from flask import jsonify
@@ -168,6 +253,9 @@ def create_app() -> Any:
 
     if _inject not in flask_app.after_request_funcs.get(None, []):
         flask_app.after_request(_inject)
+        flask_app.after_request(_with_recorded_listing)
+    if _recorded_artifact not in flask_app.before_request_funcs.get(None, []):
+        flask_app.before_request(_recorded_artifact)
     if not getattr(flask_app.wsgi_app, "lincls_larger_pages", False):
         flask_app.wsgi_app = larger_pages(flask_app.wsgi_app)
     if "lincls_current_user" not in flask_app.view_functions:

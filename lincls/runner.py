@@ -17,8 +17,9 @@ from lincls import tracking
 from lincls.config.run import RunConfig
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
-from lincls.figures import FIGURE_FILE, draw_run_figure, with_figure
+from lincls.figures import with_figure
 from lincls.tracking.describe import describe_run
+from lincls.tracking.record import written
 from lincls.tracking.tags import NOTE_TAG, run_name_of, run_tags
 from lincls.tracking.view import shown_tags
 
@@ -39,12 +40,10 @@ def dataset_input(config: RunConfig, outcome: RunOutcome) -> dict[str, str] | No
 
 
 def _describe(config: RunConfig, outcome: RunOutcome) -> None:
-    """The run's description, its figure (drawn here, where its curves are: ~1 ms) and the
-    rounded numbers the runs table's view shows."""
-    outcome.tags[NOTE_TAG] = describe_run(config, outcome.metrics, outcome.tags, outcome.curves)
+    """The run's description and the rounded numbers the runs table's view shows. (Its figure is
+    drawn from its record when the UI asks for it: ``tracking.record.recorded_artifacts``.)"""
+    outcome.tags[NOTE_TAG] = describe_run(config, outcome.metrics, outcome.tags)
     outcome.tags.update(shown_tags(outcome.metrics))
-    bound_name = outcome.tags.get("bound.tightest", "")
-    outcome.artifacts[FIGURE_FILE] = draw_run_figure(outcome.curves, bound_name)
 
 
 def execute(
@@ -70,10 +69,11 @@ def execute(
         outcome = fit_and_evaluate(learner, dataset, plan)
         _describe(config, outcome)
         outcome.tags[NOTE_TAG] = with_figure(outcome.tags[NOTE_TAG], run_id)
-        tracking.log_texts(client, run_id, outcome.artifacts)
+        stored = written(outcome.metrics, outcome.tags, outcome.curves, outcome.artifacts)
+        tracking.log_texts(client, run_id, stored.artifacts)
         tracking.finish_run(
-            client, run_id, {**tracking.flatten(config.raw), **outcome.params}, outcome.metrics,
-            outcome.curves, outcome.tags, dataset_input(config, outcome),
+            client, run_id, {**tracking.flatten(config.raw), **outcome.params}, stored.metrics,
+            {}, stored.tags, dataset_input(config, outcome),
         )  # fmt: skip
     except tracking.StoreError:
         raise  # the store is not answering: writing the failure would wait out the budget again
@@ -127,6 +127,9 @@ def execute_deferred(
     payload.update(metrics=outcome.metrics, curves=outcome.curves, artifacts=outcome.artifacts)
     payload["params"].update(outcome.params)
     payload["tags"] = {**tags, **outcome.tags}
+    stored = written(outcome.metrics, outcome.tags, outcome.curves, outcome.artifacts)
+    stored.tags = {**tags, **stored.tags}
+    payload["stored"] = stored  # what the store gets of it (``tracking.write_payload``)
     payload["dataset_input"] = dataset_input(config, outcome)
     open_measured_run(config, payload, experiment_id)
     return payload
@@ -147,12 +150,13 @@ def open_measured_run(
             settings.retry_seconds,
             experiment_id,
         )
+        stored = tracking.stored_of(payload)
         payload["run_id"] = tracking.start_run(
-            client, experiment_id, payload["run_name"], payload["tags"]
+            client, experiment_id, payload["run_name"], stored.tags
         )
         if payload.get("dataset_input"):
             tracking.log_dataset_input(client, payload["run_id"], payload["dataset_input"])
-        tracking.log_texts(client, payload["run_id"], payload.get("artifacts") or {})
+        tracking.log_texts(client, payload["run_id"], stored.artifacts)
     except Exception:  # the launching process writes what is missing, or fails the run
         return
     payload["inputs_written"] = True

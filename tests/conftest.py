@@ -60,8 +60,29 @@ def run_cli(args: list[str], cwd: Path, env: dict | None = None, timeout: float 
     )
 
 
+def as_read(run):
+    """An MLflow run with its record's values among its metrics and tags, as lincls's readers
+    give them (``lincls.tracking.record``: a curve's latest point as its metric), its record's
+    own tags left out; a run without a record as it is."""
+    from mlflow.entities import Metric, Param, Run, RunData, RunTag
+
+    from lincls.tracking.record import RECORD_KEYS
+    from lincls.tracking.record_rows import latest_of
+
+    metrics, tags = latest_of(run.data.tags)
+    if not metrics and not tags:
+        return run
+    stamp = run.info.end_time or 0
+    data = RunData(
+        metrics=[Metric(k, v, stamp, 0) for k, v in {**metrics, **run.data.metrics}.items()],
+        params=[Param(k, v) for k, v in run.data.params.items()],
+        tags=[RunTag(k, v) for k, v in {**tags, **run.data.tags}.items() if k not in RECORD_KEYS],
+    )
+    return Run(run.info, data, run.inputs)
+
+
 def runs_of(uri: str, experiment: str = "lincls"):
-    """All runs of ``experiment`` in the store at ``uri``."""
+    """All runs of ``experiment`` in the store at ``uri``, as read (``as_read``)."""
     from mlflow.tracking import MlflowClient
 
     if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
@@ -70,7 +91,7 @@ def runs_of(uri: str, experiment: str = "lincls"):
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         return []
-    return client.search_runs([exp.experiment_id], max_results=10000)
+    return [as_read(run) for run in client.search_runs([exp.experiment_id], max_results=10000)]
 
 
 def without_root_rights() -> list[str] | None:

@@ -287,9 +287,9 @@ def test_a_logged_run_has_the_mistakes_the_accuracies_and_no_bound(store):
     assert tags["bound_violated"] == "false" and tags["learner"] == "adaline"
     from mlflow.tracking import MlflowClient
 
-    per_pass = MlflowClient(tracking_uri=store).get_metric_history(
-        run.info.run_id, "mistakes_per_pass"
-    )
-    assert [p.value for p in sorted(per_pass, key=lambda p: p.step)] == list(
-        map(float, model.mistakes_per_pass_)
-    )
+    from lincls.tracking.record_rows import histories
+
+    client = MlflowClient(tracking_uri=store)
+    key = "mistakes_per_pass"
+    per_pass = histories(client, [run.info.run_id], [key])[key][run.info.run_id]
+    assert [v for _, v in per_pass] == list(map(float, model.mistakes_per_pass_))

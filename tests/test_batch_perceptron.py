@@ -19,6 +19,7 @@ from lincls.errors import LinclsInputError
 from lincls.experiments.benchmarks.perceptron import csr_problem, dense_problem
 from lincls.geometry import certificates
 from lincls.learners import BatchPerceptron, LearningRatePerceptron, Perceptron
+from lincls.tracking.record_rows import histories
 
 
 @parametrize_with_checks(
@@ -281,11 +282,12 @@ def test_logged_runs_carry_the_batch_record_and_the_bounds_only_at_m_1(store):
     assert m10.tags["bounds.none"] == learner.no_bound_reason
     assert "batch_size M > 1" in m10.tags["bounds.none"]
     assert m10.params["learner.batch_size"] == "10"
-    client = MlflowClient(tracking_uri=store)
-    history = client.get_metric_history(runs["m10"].info.run_id, "mistakes_per_pass")
-    assert sum(p.value for p in history) == m10.metrics["mistakes"]
+    run_id = runs["m10"].info.run_id
+    keys = ["mistakes_per_pass", "mistakes_per_batch"]
+    curves = histories(MlflowClient(tracking_uri=store), [run_id], keys)
+    assert sum(v for _, v in curves["mistakes_per_pass"][run_id]) == m10.metrics["mistakes"]
     # 40 batches a pass: the per-batch curve, at ≤ 200 log-spaced batches, each point exact
     assert m10.metrics["batches"] == learner.n_batches_ == 40 * m10.metrics["passes_run"]
-    per_batch = client.get_metric_history(runs["m10"].info.run_id, "mistakes_per_batch")
-    assert 0 < len(per_batch) <= 200 and min(p.step for p in per_batch) == 1
-    assert all(p.value == learner.mistakes_per_batch_[p.step - 1] for p in per_batch)
+    per_batch = curves["mistakes_per_batch"][run_id]
+    assert 0 < len(per_batch) <= 200 and min(s for s, _ in per_batch) == 1
+    assert all(v == learner.mistakes_per_batch_[s - 1] for s, v in per_batch)

@@ -381,7 +381,7 @@ def test_the_html_report_artifact_shows_its_plots(ui):
     _screenshot(driver, ui["shots"] / "ui-report.png")
 
 
-def test_the_chart_tab_draws_the_first_ten_runs_over_their_bounds_each_in_its_colour(ui):
+def test_the_chart_tab_draws_the_first_ten_runs_against_their_bounds_each_in_its_colour(ui):
     from selenium.webdriver.common.by import By
 
     driver = ui["driver"]
@@ -394,15 +394,15 @@ def test_the_chart_tab_draws_the_first_ten_runs_over_their_bounds_each_in_its_co
     driver.execute_script("arguments[0].click()", chart_tab[0])  # the radio input is styled over
     _wait_for(driver, lambda: "Mistakes and their bounds" in _text(driver), "the bounds section")
 
-    def colours():
+    def colours():  # each chart's marks (the scatter's points, the bars), by their fill
         return driver.execute_script(
             "return Array.from(document.querySelectorAll('.js-plotly-plot')).map(p => "
-            "Array.from(new Set(Array.from(p.querySelectorAll('.scatterlayer .trace path.js-line'))"
-            ".map(x => x.style.stroke))))"
+            "Array.from(p.querySelectorAll('.scatterlayer path.point, .barlayer path'))"
+            ".map(x => x.style.fill).filter(f => f))"
         )
 
     drawn = _wait_for(driver, lambda: len(colours()) == 2 and min(map(len, colours())) >= 10
-                      and colours(), "the first runs' curves")  # fmt: skip
+                      and colours(), "the first runs' points and bars")  # fmt: skip
     time.sleep(2)  # nothing more comes: a selection, not every run
     drawn = colours()
     assert [len(c) for c in drawn] == [VIEW_CHART_RUNS, VIEW_CHART_RUNS] and RUNS == 20
@@ -417,5 +417,5 @@ def test_the_chart_tab_draws_the_first_ten_runs_over_their_bounds_each_in_its_co
     assert [{hex_colour(c) for c in chart} for chart in drawn] == [first, first]
     page = _text(driver)
     assert "Mistakes and their bounds (2)" in page.replace("\n", " ")
-    time.sleep(1)  # the lines' last frame
+    time.sleep(1)  # the charts' last frame
     driver.save_screenshot(str(ui["shots"] / "ui-chart-overlay.png"))

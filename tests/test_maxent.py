@@ -20,6 +20,7 @@ from lincls.data import make_disjunction
 from lincls.errors import LinclsInputError
 from lincls.learners import MaxEnt
 from lincls.learners.maxent import gis_log_ratio
+from lincls.tracking.record_rows import histories
 
 NEGATIVE_DATA = "the check's data hold negative values, which GIS rejects (features must be ≥ 0)"
 
@@ -324,10 +325,9 @@ def test_logged_run(store, case):
     assert m["log_likelihood"] == model.log_likelihood_[-1] > model.log_likelihood_[0]
     assert tags["bounds.none"] == "not an online learner: no mistake bound applies"
     assert "mistakes" not in m and "bound_violated" not in tags
-    curve = MlflowClient(tracking_uri=store).get_metric_history(
-        run.info.run_id, "log_likelihood_per_iteration"
-    )
-    points = sorted((p.step, p.value) for p in curve)
+    key = "log_likelihood_per_iteration"
+    points = histories(MlflowClient(tracking_uri=store), [run.info.run_id], [key])[key]
+    points = points[run.info.run_id]
     assert points[0] == (0, model.log_likelihood_[0]) and points[-1][0] == model.n_iter_
     assert len(points) <= 201
     if model.solver == "gis":

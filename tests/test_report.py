@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import ROOT, compose_config
+from conftest import ROOT, as_read, compose_config
 from hydra import compose, initialize_config_dir
 from matplotlib.image import imread
 from mlflow.entities import RunTag
@@ -31,6 +31,7 @@ from lincls import runner
 from lincls.bounds import holds, source_of
 from lincls.errors import LinclsInputError
 from lincls.experiments import report
+from lincls.tracking import record
 
 STUDY = "bv_test"
 GAMMAS = (0.05, 0.1, 0.2)
@@ -167,6 +168,7 @@ def study(tmp_path_factory, _migrated_store):
     runs = client.search_runs(
         [experiment], f"tags.`mlflow.parentRunId` = '{parent}'", max_results=1000
     )
+    runs = [as_read(run) for run in runs]  # a run's record's values among its own
     return {
         "uri": uri,
         "tmp": tmp,
@@ -381,14 +383,14 @@ def test_every_run_gets_its_figure_and_a_colour_no_other_run_has(study):
     client = MlflowClient(tracking_uri=study["uri"])
     colors = []
     for run in study["runs"]:
-        listed = [a for a in client.list_artifacts(run.info.run_id) if "mistakes_and" in a.path]
-        assert [a.path for a in listed] == [FIGURE_FILE] and listed[0].file_size <= 10_000
-        local = client.download_artifacts(run.info.run_id, FIGURE_FILE, str(study["tmp"]))
-        svg = ElementTree.parse(local).getroot()
-        assert svg.get("width") == str(WIDTH)
+        # no file: the UI draws it from the run's record (what its artifacts list shows)
+        assert not [a for a in client.list_artifacts(run.info.run_id) if "mistakes_and" in a.path]
+        tags = client.get_run(run.info.run_id).data.tags
+        drawn = record.recorded_artifacts(tags)[FIGURE_FILE]
+        svg = ElementTree.fromstring(drawn)
+        assert svg.get("width") == str(WIDTH) and len(drawn.encode()) <= 10_000
         texts = [element.text for element in svg.iter("{http://www.w3.org/2000/svg}text")]
         assert f"mistakes {round(run.data.metrics['mistakes']):,}" in texts
-        tags = client.get_run(run.info.run_id).data.tags
         colors.append(tags["mlflow.runColor"])
         # the description opens with the figure, fetched from the server's artifact route
         link = f"get-artifact?path={FIGURE_FILE}&run_uuid={run.info.run_id})"
@@ -653,7 +655,7 @@ def test_study_runs_outside_any_sweep_are_reported_without_a_parent(study, tmp_p
     text = (tmp_path / "report.md").read_text()
     assert "- Sweeps (parent runs, newest first): none (runs outside any sweep)\n" in text
     # d = 9: γ = 1/3 and (R/γ)² = 9 up to rounding: the count meets it, and the ratio reads 1
-    metrics = client.get_run(outcome.run_id).data.metrics
+    metrics = as_read(client.get_run(outcome.run_id)).data.metrics
     assert metrics["mistakes"] == 9 and metrics["bound.tightest"] == pytest.approx(9.0, rel=1e-12)
     assert metrics["bound_ratio.tightest"] == 1.0
     assert (

@@ -11,6 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from lincls import evaluation, runner
 from lincls.errors import LinclsInputError
+from lincls.tracking import record
 
 RUN_METRICS = {
     "mistakes",
@@ -77,12 +78,13 @@ def test_multirun_leaves_eight_finished_runs_with_the_metrics(sweep):
         assert tags["bound_violated"] == "false"
         assert tags["lincls.version"] and len(tags["dataset.fingerprint"]) == 16
         assert len(tags["mlflow.source.git.commit"]) == 40
-        per_pass = client.get_metric_history(run.info.run_id, "mistakes_per_pass")
-        assert [p.step for p in per_pass] == list(range(1, int(m["passes_run"]) + 1))
-        assert sum(p.value for p in per_pass) == m["mistakes"]
-        cumulative = client.get_metric_history(run.info.run_id, "cumulative_mistakes")
+        curves = record.read(client.get_run(run.info.run_id).data.tags).curves  # its record's
+        per_pass = curves["mistakes_per_pass"]
+        assert [step for step, _ in per_pass] == list(range(1, int(m["passes_run"]) + 1))
+        assert sum(value for _, value in per_pass) == m["mistakes"]
+        cumulative = curves["cumulative_mistakes"]
         assert 0 < len(cumulative) <= 200
-        values = [p.value for p in sorted(cumulative, key=lambda p: p.step)]
+        values = [value for _, value in sorted(cumulative)]
         assert values == sorted(values) and values[-1] <= m["mistakes"]
         assert run.data.params["learner.bias"] == "feature" and run.data.params["passes"] == "10"
 

@@ -1,5 +1,6 @@
-"""A run's figure: the SVG a run draws of its curves, and the report's pass over runs made before
-runs drew their own (one query to find them, one transaction to set their tags)."""
+"""A run's figure: the SVG drawn of a run's curves (from its record, when the UI asks for it), and
+the report's pass over runs whose description shows none (one query to find them, one
+transaction to set their tags; a file drawn only for a run written before runs kept records)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from lincls.figures import (
     shows_figure,
     with_figure,
 )
+from lincls.tracking import record
 from lincls.tracking.tags import NOTE_TAG
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -101,9 +103,26 @@ def test_a_description_shows_one_figure_this_kind_or_an_earlier():
     assert not shows_figure(note, "abd") and not shows_figure(None, "abc")
 
 
+def _written_before_records(uri: str, config: dict) -> str:
+    """A run as runs were written before they kept records: every metric, its curves as metric
+    history, every tag, and a description without a figure (runs before that drew none)."""
+    from lincls import tracking
+    from lincls.evaluation import measure
+
+    outcome = measure(config)
+    runner._describe(config, outcome)
+    client, experiment_id = tracking.open_experiment(uri)
+    tags = tracking.tags.run_tags(config)
+    run_id = tracking.start_run(client, experiment_id, None, tags)
+    tracking.finish_run(client, run_id, tracking.flatten(config), outcome.metrics,
+                        outcome.curves, outcome.tags)  # fmt: skip
+    return run_id
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory, _migrated_store):
-    """Four runs of one study, two of them as runs were made before they drew a figure."""
+    """Four runs of one study: two written as runs were before they kept records, one whose
+    description lost its figure, one as runs are written."""
     tmp = tmp_path_factory.mktemp("figures")
     shutil.copyfile(_migrated_store, tmp / "mlflow.db")
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
@@ -113,13 +132,13 @@ def store(tmp_path_factory, _migrated_store):
             [f"seed={seed}", "dataset.n=60", "dataset.d=3", "passes=2", f"tracking.uri={uri}"]
         )
         config["study"] = "pictures"
-        runs.append(runner.execute(config).run_id)
+        if seed < 2:
+            runs.append(_written_before_records(uri, config))
+        else:
+            runs.append(runner.execute(config).run_id)
     mlflow = MlflowClient(tracking_uri=uri)
-    for run_id in runs[:2]:  # made before: no figure, a description without one
-        run = mlflow.get_run(run_id)
-        (Path(run.info.artifact_uri.removeprefix("file://")) / FIGURE_FILE).unlink()
-        note = run.data.tags[NOTE_TAG]
-        mlflow.set_tag(run_id, NOTE_TAG, note.split("\n\n", 1)[1])
+    note = mlflow.get_run(runs[2]).data.tags[NOTE_TAG]
+    mlflow.set_tag(runs[2], NOTE_TAG, note.split("\n\n", 1)[1])
     return {"uri": uri, "tmp": tmp, "runs": runs, "client": mlflow}
 
 
@@ -127,12 +146,20 @@ def test_the_report_draws_only_the_runs_without_a_figure_then_none(store, capsys
     client = store["client"]
     args = ["pictures", "--tracking-uri", store["uri"], "--out", str(store["tmp"] / "out")]
     assert report.main(args) == 0
-    assert "run figures drawn: 2, run colours set: 4" in capsys.readouterr().out
-    for run_id in store["runs"]:
+    assert "run figures drawn: 3, run colours set: 4" in capsys.readouterr().out
+    histogram = "hyperplane/margin_histogram.json"
+    for k, run_id in enumerate(store["runs"]):
         run = client.get_run(run_id)
-        assert [a.path for a in client.list_artifacts(run_id) if a.path == FIGURE_FILE] == [
-            FIGURE_FILE
-        ]
+        files = [a.path for a in client.list_artifacts(run_id) if a.path == FIGURE_FILE]
+        recorded = sorted(record.recorded_artifacts(run.data.tags))
+        # a run written before records gets its figure as a file; a recorded run's is drawn
+        # from its record when the UI asks for it
+        if k < 2:
+            assert (files, recorded) == ([FIGURE_FILE], [])
+            local = client.download_artifacts(run_id, FIGURE_FILE, str(store["tmp"]))
+            assert "mistakes / bound = " in " ".join(texts(Path(local).read_text()))
+        else:
+            assert (files, recorded) == ([], [histogram, FIGURE_FILE])
         note = run.data.tags[NOTE_TAG]
         assert note.startswith(figure_markdown(run_id)) and note.count("![") == 1
         assert re.fullmatch(r"#[0-9a-f]{6}", run.data.tags["mlflow.runColor"])

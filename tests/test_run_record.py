@@ -1,5 +1,6 @@
-"""What a run records: one write after its creation, each certificate's γ, R and D, the voted
-perceptron's test-error bound beside (never among) the mistake bounds."""
+"""What a run records: one write after its creation (a few MLflow metrics and tags, and its
+record), each certificate's γ, R and D, the voted perceptron's test-error bound beside (never
+among) the mistake bounds."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from mlflow.tracking import MlflowClient
 
 from lincls import bounds, evaluation, runner
 from lincls.evaluation import measures
+from lincls.figures import FIGURE_FILE, draw_run_figure
 from lincls.geometry import certify, hinge_deficit
+from lincls.tracking import record
+from lincls.tracking.record import STORED_METRICS, STORED_TAGS
 from lincls.tracking.sqlite_runs import SqliteRuns
 
 WRITES = ("log_batch", "log_metric", "log_param", "log_dict", "log_text", "set_tag")
@@ -41,30 +45,37 @@ def test_a_run_is_written_with_one_transaction_after_its_creation(store, monkeyp
          f"tracking.uri={store}"]
     )  # fmt: skip
     outcome = runner.execute(config)
-    # and one file for each text artifact (here the learned hyperplane's margin histogram and
-    # the run's figure), written straight into the run's local artifact directory, not through
-    # log_text
-    assert list(outcome.artifacts) == ["hyperplane/margin_histogram.json", "mistakes_and_bound.svg"]
     # a SQLite store's run is its rows: created in one transaction, written and closed in one
     assert calls == dict.fromkeys(WRITES, 0) and len(transactions) == 2
-    (run,) = runs_of(store)
+    (read,) = runs_of(store)
+    run = MlflowClient(tracking_uri=store).get_run(read.info.run_id)  # as stored
     assert run.info.status == "FINISHED"
-    client = MlflowClient(tracking_uri=store)
-    folder, figure = client.list_artifacts(run.info.run_id)
-    assert figure.path == "mistakes_and_bound.svg" and 1_000 < figure.file_size < 10_000
-    (listed,) = client.list_artifacts(run.info.run_id, folder.path)
-    assert listed.path == "hyperplane/margin_histogram.json" and listed.file_size > 0
-    local = client.download_artifacts(run.info.run_id, listed.path, str(tmp_path))
-    text = outcome.artifacts["hyperplane/margin_histogram.json"]
-    assert Path(local).read_text(encoding="utf-8") == text
-    # everything arrived through that one write: params, metrics, both curves, tags
-    assert set(run.data.metrics) == set(outcome.metrics) | set(outcome.curves)
+    # its text artifacts (the learned hyperplane's margin histogram) and its curves are in its
+    # record, its figure is drawn from it: no file, no folder
+    assert list(outcome.artifacts) == ["hyperplane/margin_histogram.json"]
+    assert not Path(run.info.artifact_uri.removeprefix("file://")).parent.exists()
+    assert set(run.data.metrics) == set(STORED_METRICS)
+    kept = {k: v for k, v in outcome.tags.items() if k in STORED_TAGS}
+    assert {k: v for k, v in run.data.tags.items() if k in STORED_TAGS} == kept
+    recorded = record.read(run.data.tags)
+    assert recorded.metrics == {k: v for k, v in outcome.metrics.items() if k not in STORED_METRICS}
+    # each tag once: a row (those made with the run, and the view's) or in the record
+    assert {**run.data.tags, **recorded.tags}.items() >= outcome.tags.items()
+    assert not recorded.tags.keys() & run.data.tags.keys() and "order" in recorded.tags
+    assert recorded.curves == outcome.curves and recorded.files == outcome.artifacts
+    # as read, every metric and each curve's latest point, as when they were rows
+    assert set(read.data.metrics) == set(outcome.metrics) | set(outcome.curves)
     assert run.data.params["learner.lr"] == "1.0" and run.data.params["dataset.n"] == "300"
     assert run.data.tags["bound_violated"] == outcome.tags["bound_violated"] == "false"
+    # everything arrived through that one write: the stored metrics, one point each; no curve
     client = MlflowClient(tracking_uri=store)
-    for name, curve in outcome.curves.items():
-        history = client.get_metric_history(run.info.run_id, name)
-        assert sorted((p.step, p.value) for p in history) == sorted(curve)
+    for name in STORED_METRICS:
+        (point,) = client.get_metric_history(run.info.run_id, name)
+        assert (point.step, point.value) == (0, outcome.metrics[name])
+    assert client.get_metric_history(run.info.run_id, "cumulative_mistakes") == []
+    # the figure the UI draws from the record is the one the run's curves draw
+    figure = record.recorded_artifacts(run.data.tags)[FIGURE_FILE]
+    assert figure == draw_run_figure(outcome.curves, outcome.tags["bound.tightest"])
 
 
 def test_a_curve_keeps_only_the_ends_of_its_flat_runs():

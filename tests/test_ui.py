@@ -16,7 +16,8 @@ from conftest import ROOT, run_cli, runs_of
 from mlflow.tracking import MlflowClient
 
 from lincls import tracking
-from lincls.tracking import progress, tags, view
+from lincls.figures import FIGURE_FILE
+from lincls.tracking import progress, record, tags, view
 from lincls.tracking.describe import describe_run, rounded, rounded_ratio
 
 TINY = ["dataset.n=40", "dataset.d=2", "dataset.n_test=10", "certificates.svm=false", "passes=2"]
@@ -53,7 +54,7 @@ def test_every_child_has_a_distinct_name_a_label_a_dataset_input_and_no_null_par
     names = Counter(r.info.run_name for r in children)
     assert len(names) == 32, names.most_common(3)  # one name per distinct config
     assert {r.data.tags["lincls.config_hash"] for r in children}.__len__() == 32
-    for run in children:
+    for run in children:  # as read: its rows and its record's values
         params, t = run.data.params, run.data.tags
         assert "null" not in params.values() and "None" not in params.values()
         bias = params["learner.bias"]
@@ -83,16 +84,18 @@ def test_every_child_has_a_distinct_name_a_label_a_dataset_input_and_no_null_par
     assert max(len(repr(r.data.metrics["bound_ratio.tightest"])) for r in children) >= 17
 
 
-def test_a_curve_has_its_bound_beside_it_and_the_description_says_what_its_step_counts(sweep):
+def test_a_curve_has_its_bound_beside_it_in_the_record_the_figure_is_drawn_from(sweep):
     uri, _ = sweep
     _, children = _split(runs_of(uri))
-    run = children[0]
-    client = MlflowClient(tracking_uri=uri)
-    bound = client.get_metric_history(run.info.run_id, "cumulative_mistakes_bound")
-    mistakes = client.get_metric_history(run.info.run_id, "cumulative_mistakes")
-    assert {p.value for p in bound} == {run.data.metrics["bound.tightest"]}
-    assert {p.step for p in bound} == {min(p.step for p in mistakes), max(p.step for p in mistakes)}
-    assert "`cumulative_mistakes`: examples presented" in run.data.tags["mlflow.note.content"]
+    run = MlflowClient(tracking_uri=uri).get_run(children[0].info.run_id)  # as stored
+    curves = record.read(run.data.tags).curves
+    bound, mistakes = curves["cumulative_mistakes_bound"], curves["cumulative_mistakes"]
+    assert {v for _, v in bound} == {run.data.metrics["bound.tightest"]}
+    assert [s for s, _ in bound] == [mistakes[0][0], mistakes[-1][0]]
+    # the run's description opens with that figure, and names no chart of MLflow's
+    figure = record.recorded_artifacts(run.data.tags)[FIGURE_FILE]
+    assert f"bound {run.data.tags['bound.tightest']} = " in figure
+    assert "Charts" not in run.data.tags["mlflow.note.content"]
 
 
 def test_the_parent_has_its_headline_as_description_and_metrics(sweep):
@@ -349,7 +352,7 @@ def test_the_view_is_a_saved_view_of_the_runs_alone_with_every_column_wide_enoug
     assert state["runsHiddenMode"] == "FIRST_10_RUNS"
     assert [c["runsCountToCompare"] for c in state["compareRunCharts"]] == [10, 10]
     (section,) = state["compareRunSections"]
-    assert (section["columns"], section["cardHeight"]) == (2, 400)  # the two overlays in a row
+    assert (section["columns"], section["cardHeight"]) == (2, 400)  # the two charts in a row
     # what tells runs apart first: name (seed first), ratio, learner, dataset
     assert state["columnOrder"][:5] == ["attributes.`Run Name`", "tags.`ratio`",
                                         "tags.`learner_label`", "tags.`dataset`",

@@ -9,6 +9,7 @@ game is Novikoff's: half of (R/γ)², 0.48 to 0.54 without a bias.
 from __future__ import annotations
 
 import pytest
+from conftest import as_read
 from mlflow.tracking import MlflowClient
 from test_report import record_sweep, table_rows
 
@@ -40,7 +41,7 @@ def game_study(tmp_path_factory, _migrated_store):
     client = MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name("lincls").experiment_id
     runs = client.search_runs([experiment], f"tags.`mlflow.parentRunId` = '{parent}'")
-    return {"runs": runs, "text": (out / "report.md").read_text()}
+    return {"runs": [as_read(run) for run in runs], "text": (out / "report.md").read_text()}
 
 
 def test_freund_schapire_is_vacuous_on_every_game_and_adversarial_run(game_study):

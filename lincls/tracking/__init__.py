@@ -1,10 +1,12 @@
 """MLflow: where the store is, and one run written with one batched call.
 
-A run is created (RUNNING), then written with a single ``log_batch`` holding its params, metrics,
-curves and tags, then closed FINISHED (``finish_run``); one call per metric point costs ~50× more
-on SQLite. On a SQLite store these are MLflow's rows written with SQL (``sqlite_runs``): the
-creation in one transaction, the whole write and close in one more, ~15× cheaper than MLflow's
-ORM. A run that fails after it was created is closed FAILED with the error in the tag ``error``.
+A run is created (RUNNING), then written with a single ``log_batch`` holding its params, metrics
+and tags, then closed FINISHED (``finish_run``); one call per metric point costs ~50× more on
+SQLite. A measured run's metrics and tags are a few rows and its record (``tracking.record``:
+its other values and its curves in one tag). On a SQLite store these are MLflow's rows written
+with SQL (``sqlite_runs``): the creation in one transaction, the whole write and close in one
+more, ~15× cheaper than MLflow's ORM. A run that fails after it was created is closed FAILED
+with the error in the tag ``error``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lincls.figures import FIGURE_FILE, with_figure
+from lincls.figures import with_figure
 from lincls.paths import (
     default_tracking_uri,
     home,
@@ -26,6 +28,7 @@ from lincls.paths import (
 )
 from lincls.tracking.experiment_note import EXPERIMENT_NOTE
 from lincls.tracking.postgres_runs import open_rows
+from lincls.tracking.record import Written
 from lincls.tracking.schema import check_store, read_only
 from lincls.tracking.sqlite_runs import SqliteRuns, training_input
 from lincls.tracking.store import (
@@ -364,22 +367,32 @@ def fail_run(client, run_id: str, error: BaseException | str) -> None:
         client.set_terminated(run_id, status=status)
 
 
+def stored_of(payload: Mapping[str, Any]) -> Written:
+    """What the store gets of a payload of ``runner.execute_deferred``: a measured run's
+    ``stored`` (its few metrics and tags, its record: ``lincls.tracking.record``), else (a
+    failure) its tags as they are."""
+    stored = payload.get("stored")
+    if stored is not None:
+        return stored
+    return Written(dict(payload["metrics"]), dict(payload["tags"]), {})
+
+
 def write_payload(client, experiment_id: str, payload: Mapping[str, Any]) -> str:
     """Write and close a run measured elsewhere (``runner.execute_deferred``), creating it unless
     the measuring process did (``run_id``; ``inputs_written``: its dataset input and artifacts)."""
+    stored = stored_of(payload)
     run_id = payload.get("run_id")
     if run_id is None:
-        run_id = start_run(client, experiment_id, payload["run_name"], payload["tags"])
+        run_id = start_run(client, experiment_id, payload["run_name"], stored.tags)
     written = bool(payload.get("inputs_written"))
     finished = payload["status"] == "FINISHED"
-    artifacts = payload.get("artifacts") or {}
-    note = payload["tags"].get(NOTE_TAG)
-    # its description opens with its figure, whose link needs the run's id
-    tags = {NOTE_TAG: with_figure(note, run_id)} if note and FIGURE_FILE in artifacts else {}
+    note = stored.tags.get(NOTE_TAG)
+    # its description opens with its figure (drawn from its record), whose link needs the run's id
+    tags = {NOTE_TAG: with_figure(note, run_id)} if note else {}
     try:
         if not written:
-            log_texts(client, run_id, artifacts)
-        finish_run(client, run_id, payload["params"], payload["metrics"], payload["curves"], tags,
+            log_texts(client, run_id, stored.artifacts)
+        finish_run(client, run_id, payload["params"], stored.metrics, {}, tags,
                    None if written else payload.get("dataset_input"),
                    "FINISHED" if finished else None)  # fmt: skip
     except StoreError:

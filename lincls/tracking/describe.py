@@ -1,7 +1,8 @@
 """The descriptions the MLflow UI shows on a run's page (``mlflow.note.content``), in markdown.
 
-A run says what ran, how many mistakes it made against its tightest bound, which factor of
-Novikoff's proof holds it back where that is logged, and what the step of each chart counts.
+A run says what ran, how many mistakes it made against its tightest bound and which factor of
+Novikoff's proof holds it back where that is logged. Its curves are drawn in its figure, which
+the description opens with; what a curve's step counts is ``CURVE_STEPS`` (the docs list it).
 """
 
 from __future__ import annotations
@@ -59,13 +60,10 @@ def rounded_ratio(value: Any) -> str:
 
 
 def describe_run(
-    config: RunConfig | Mapping[str, Any],
-    metrics: Mapping[str, float],
-    tags: Mapping[str, str],
-    curves: Mapping[str, Any] = (),
+    config: RunConfig | Mapping[str, Any], metrics: Mapping[str, float], tags: Mapping[str, str]
 ) -> str:
-    """The run's description: config in one line, the result, the slack, the charts' steps
-    (a plain ``config`` read as given: ``RunConfig.unchecked``)."""
+    """The run's description: config in one line, the result, the slack (a plain ``config``
+    read as given: ``RunConfig.unchecked``)."""
     config = RunConfig.of(config, checked=False)
     learner, dataset = config.learner, config.dataset
     shape = ", ".join(
@@ -112,10 +110,4 @@ def describe_run(
             + " · ".join(f"{f} {rounded_ratio(v)}" for f, v in factors.items())
             + (f": held back by **{weakest}**." if weakest else ": every factor is 1.")
         )
-    charted = [name for name in CURVE_STEPS if name in curves]
-    if charted:
-        lines += [
-            "",
-            "Charts (step = …): " + "; ".join(f"`{n}`: {CURVE_STEPS[n]}" for n in charted),
-        ]
     return "\n".join(lines)

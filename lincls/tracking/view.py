@@ -1,7 +1,8 @@
 """The experiment's shared view of MLflow's runs table (listed under Views, opened by
-``ui_path``): its columns and widths, its filter, and the Chart tab's overlays of a curve and its
-bound. Stored as one experiment tag (``VIEW_TAG``); ``view_state`` is that tag's text. The
-columns' numbers are tags each run writes (``shown_tags``), rounded where its metrics are not."""
+``ui_path``): its columns and widths, its filter, and the Chart tab's two charts of the runs'
+mistakes and their tightest bounds. Stored as one experiment tag (``VIEW_TAG``); ``view_state``
+is that tag's text. The columns' numbers are tags each run writes (``shown_tags``), rounded where
+its metrics are not."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ SHOWN = {
 # the eye menu's "Show all"). Drawing every run of a study at once tangles 168 curves.
 VIEW_CHART_SELECTION = "FIRST_10_RUNS"  # MLflow's runsHiddenMode
 VIEW_CHART_RUNS = 10
-VIEW_CHART_HEIGHT = 400  # px; the overlays side by side (MLflow puts 3 in a row, 360 px high)
+VIEW_CHART_HEIGHT = 400  # px; the two charts side by side (MLflow puts 3 in a row, 360 px high)
 
 
 def shown_tags(metrics: Mapping[str, float]) -> dict[str, str]:
@@ -69,39 +70,30 @@ def shown_tags(metrics: Mapping[str, float]) -> dict[str, str]:
     }
 
 
-# The charts of the view's Chart tab that overlay a curve and its bound: MLflow draws one chart
-# per metric unless a chart names several (selectedMetricKeys).
+# The charts of the view's Chart tab, drawn from the runs' metrics (a run's curves are in its
+# record, drawn in its figure: ``lincls.tracking.record``): each run's mistakes against its
+# tightest a priori bound, and its ratio mistakes / bound.
 VIEW_SECTION = "lincls-bounds"
-OVERLAYS = [
-    ("cumulative_mistakes", "cumulative_mistakes_bound", "cumulative mistakes and their bound"),
-    ("lemma.progress", "lemma.mistakes", "Novikoff's progress lemma and the mistakes"),
-]
 _CARD = {"deleted": False, "isGenerated": False}
 
 
-def overlay_chart(curve: str, bound: str, title: str) -> dict:
-    """A line chart of the runs table's Chart tab drawing ``curve`` and ``bound`` together."""
-    return {
-        **_CARD,
-        "uuid": f"lincls-{curve}",
-        "type": "LINE",
-        "runsCountToCompare": VIEW_CHART_RUNS,
-        "metricSectionId": VIEW_SECTION,
-        "displayName": title,
-        "metricKey": curve,
-        "selectedMetricKeys": [curve, bound],
-        "lineSmoothness": 0,
-        "xAxisScaleType": "linear",
-        "scaleType": "linear",
-        "range": {},
-        "xAxisKey": "step",
-        "selectedXAxisMetricKey": "",
-        "yAxisKey": "metric",
-        "yAxisExpressions": [],
-        "ignoreOutliers": False,
-        "useGlobalXaxisKey": False,
-        "useGlobalLineSmoothing": False,
-    }
+def _chart(kind: str, uuid: str, title: str, **keys: object) -> dict:
+    """A chart of the runs table's Chart tab (MLflow's card of ``kind``) in ``VIEW_SECTION``."""
+    return {**_CARD, "uuid": f"lincls-{uuid}", "type": kind, "runsCountToCompare": VIEW_CHART_RUNS,
+            "metricSectionId": VIEW_SECTION, "displayName": title, **keys}  # fmt: skip
+
+
+VIEW_CHARTS = [
+    _chart(
+        "SCATTER", "mistakes-bound", "mistakes against the tightest bound",
+        xaxis={"key": "bound.tightest", "type": "METRIC"},
+        yaxis={"key": "mistakes", "type": "METRIC"},
+    ),
+    _chart(
+        "BAR", "ratio", "mistakes / tightest bound",
+        metricKey="bound_ratio.tightest", selectedMetricKeys=["bound_ratio.tightest"],
+    ),
+]  # fmt: skip
 
 
 VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
@@ -110,9 +102,9 @@ RUNS_FILTER = "tags.`lincls.role` = 'run'"
 
 def view_ui_state() -> dict:
     """The runs table as lincls reads it, in the keys MLflow's UI keeps a table's state under:
-    the runs of every sweep (never a sweep's parent, which has no curves), sorted by the ratio to
+    the runs of every sweep (never a sweep's parent, which has no bound), sorted by the ratio to
     their tightest bound, with their bounds, ratios and slack as columns (rounded: ``SHOWN``), and
-    in the Chart tab each curve drawn over its bound (``OVERLAYS``) for the first
+    in the Chart tab their mistakes against their bounds (``VIEW_CHARTS``) for the first
     ``VIEW_CHART_RUNS`` runs.
 
     Sorted by a metric, the UI does not fetch the parents of the runs it lists (it does for the
@@ -131,8 +123,8 @@ def view_ui_state() -> dict:
         "runsHiddenMode": VIEW_CHART_SELECTION,
         "compareRunSections": [{**_CARD, "uuid": VIEW_SECTION, "name": "Mistakes and their bounds",
                                 "display": True, "isReordered": False,
-                                "columns": len(OVERLAYS), "cardHeight": VIEW_CHART_HEIGHT}],
-        "compareRunCharts": [overlay_chart(*pair) for pair in OVERLAYS],
+                                "columns": len(VIEW_CHARTS), "cardHeight": VIEW_CHART_HEIGHT}],
+        "compareRunCharts": VIEW_CHARTS,
         "hideEmptyCharts": False,
         "useGroupedValuesInCharts": False,
     }  # fmt: skip
