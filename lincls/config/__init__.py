@@ -360,7 +360,7 @@ class TrackingConfig:
     uri: str | None = None
     experiment: str = "lincls"
     run_name: str | None = None
-    skip_finished: bool = False
+    skip_finished: bool = True  # a sweep skips a config its study has FINISHED
     retry_seconds: float = 30.0  # how long one run waits for a store that does not answer
     max_store_failures: int = 3  # runs in a row the store fails before a sweep stops
 

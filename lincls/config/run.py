@@ -67,7 +67,7 @@ class TrackingSettings:
     uri: str | None = None
     experiment: str | None = None
     run_name: str | None = None
-    skip_finished: bool = False
+    skip_finished: bool = True
     retry_seconds: float | None = None
     max_store_failures: int = DEFAULT_MAX_STORE_FAILURES
 
@@ -133,7 +133,7 @@ class RunConfig:
                 tracking.get("uri"),
                 tracking.get("experiment"),
                 tracking.get("run_name"),
-                bool(tracking.get("skip_finished", False)),
+                bool(tracking.get("skip_finished", True)),
                 None if retry is None else float(retry),
                 int(tracking.get("max_store_failures", DEFAULT_MAX_STORE_FAILURES)),
             ),
