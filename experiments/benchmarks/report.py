@@ -7,10 +7,11 @@ CLI into a fresh SQLite store. The row times the whole ``lincls report STUDY`` p
 start, reading the runs, the tables, the plots, runs.csv, the HTML, logging the report to the
 parent, every run's figure and colour) against MLflow's ``search_runs`` listing the same runs in
 this process (page by page, as a client reads a study): target ≤ 0.6× its time. Afterwards every
-run's page must show its figure: each run's SVG on disk and its description's link are counted.
+run's page must show its figure: the runs whose description links it and whose record draws it
+(``lincls.tracking.record``) are counted, and the figure files on disk (none but a report's).
 
 ``build_store`` (also the ``report100k`` section's) makes a store of any size from a real sweep
-whose runs are copied as rows, each copy with its own config hash, figure and description.
+whose runs are copied as rows, each copy with its own config hash, record and description.
 """
 
 from __future__ import annotations
@@ -33,23 +34,17 @@ STUDY = "report_bench"
 
 def build_store(root: Path, runs: int, seed_configs: int = 40) -> tuple[str, str]:
     """A store whose one sweep has ``runs`` FINISHED children, each showing its own figure as a
-    run of a sweep does; (its URI, the parent's run id)."""
-    from mlflow.tracking import MlflowClient
-
+    run of a sweep does (drawn from its record, a copy of its template's); (its URI, the
+    parent's run id)."""
     from lincls import tracking
-    from lincls.figures import FIGURE_FILE, with_figure
+    from lincls.figures import with_figure
     from lincls.tracking.tags import NOTE_TAG
 
     _, children = _sweep(root, seed_configs, [])
     uri = f"sqlite:///{root / 'mlflow.db'}"
-    source = MlflowClient(tracking_uri=uri)
     client, experiment_id = tracking.open_experiment(uri)
     parent = children[0].data.tags["mlflow.parentRunId"]
-    templates = as_logged(children, source)
-    figures = []
-    for run in children:  # each template's figure, to give its copies
-        local = source.download_artifacts(run.info.run_id, FIGURE_FILE, str(root))
-        figures.append(Path(local).read_text(encoding="utf-8"))
+    templates = as_logged(children)
     for copy in range(runs - len(children)):
         params, metrics, curves, tags = templates[copy % len(templates)]
         name = f"{tags.get('mlflow.runName', 'run')} copy {copy}"
@@ -57,7 +52,6 @@ def build_store(root: Path, runs: int, seed_configs: int = 40) -> tuple[str, str
         tags = {**tags, "lincls.config_hash": f"copy{copy:06d}", "mlflow.runName": name}
         tags.pop("mlflow.runColor", None)
         run_id = tracking.start_run(client, experiment_id, name, tags)
-        tracking.log_texts(client, run_id, {FIGURE_FILE: figures[copy % len(figures)]})
         finish = {NOTE_TAG: with_figure(note, run_id)}
         tracking.finish_run(client, run_id, params, metrics, curves, finish)
     if client.rows is not None:  # the reader's Arrow driver reads only a file no one here holds
@@ -78,11 +72,13 @@ def timed_report(uri: str, target: str, out: Path) -> float:
     return seconds
 
 
-def figures_shown(uri: str, root: Path) -> tuple[int, int, float]:
-    """(runs whose description shows their figure, figure files on disk, the largest in KB)."""
+def figures_shown(uri: str, root: Path) -> tuple[int, int, int]:
+    """(runs whose description shows their figure, runs among them whose record draws it,
+    figure files on disk)."""
     from lincls.experiments.report.figures import _sql_state
     from lincls.figures import FIGURE_FILE
     from lincls.tracking import reader
+    from lincls.tracking.record import RECORD_TAG
 
     engine = reader.engine_for(uri)
     if engine is None:
@@ -92,11 +88,14 @@ def figures_shown(uri: str, root: Path) -> tuple[int, int, float]:
 
         with engine.connect() as db:
             ids = [r for (r,) in db.execute(sqlalchemy.text("SELECT run_uuid FROM runs"))]
+            recorded = {r for (r,) in db.execute(
+                sqlalchemy.text("SELECT run_uuid FROM tags WHERE key = :key"), {"key": RECORD_TAG}
+            )}  # fmt: skip
         shown, _ = _sql_state(engine, ids)
     finally:
         engine.dispose()
-    sizes = [p.stat().st_size for p in root.rglob(FIGURE_FILE)]
-    return len(shown), len(sizes), max(sizes, default=0) / 1e3
+    files = len(list(root.rglob(FIGURE_FILE)))
+    return len(shown), len(shown & recorded), files
 
 
 def search_seconds(uri: str) -> tuple[float, int]:
@@ -131,12 +130,12 @@ def run(quick: bool = False) -> list[Row]:
             raise RuntimeError(done.stderr[-2000:])
         peer, listed = search_seconds(uri)
         seconds = timed_report(uri, STUDY, root / "report")
-        shown, files, largest = figures_shown(uri, root)
+        shown, recorded, files = figures_shown(uri, root)
     load = os.getloadavg()[0]
     note = (
         f"{runs} runs (+ the sweep's parent: {listed} listed by search_runs); afterwards "
-        f"{shown} runs show their figure, {files} figures on disk, the largest {largest:.1f} KB; "
-        f"load {load:.1f} at the end"
+        f"{shown} runs show their figure ({recorded} drawn from their records, {files} files on "
+        f"disk); load {load:.1f} at the end"
     )
     return [Row("report", f"lincls report STUDY, {runs} cheap runs", seconds, peer,
                 "search_runs, same store", 1 / 0.6, None, note)]  # fmt: skip

@@ -2,11 +2,11 @@
 
 The store is ``report.build_store``'s: a real sweep of 40 configs whose runs are copied (as rows,
 through the sweep's writer) until the sweep has ``RUNS`` children, each its own config hash,
-each with its figure and a description showing it, as a sweep's runs have. Rows:
+each with its record and a description showing its figure, as a sweep's runs have. Rows:
 ``tracking.reader.runs`` over the study (every run as one table) against ``mlflow.search_runs``
 on ``PEER_RUNS`` of the runs, scaled to all of them; and the whole ``lincls report PARENT``
-process, figure pass included (target ≤ 60 s), after which every run's page shows its figure
-and the figures take ≤ 10 KB a run.
+process, figure pass included (target ≤ 60 s), after which every run's page shows its figure,
+drawn from its record (no file).
 """
 
 from __future__ import annotations
@@ -61,9 +61,9 @@ def run(quick: bool = False) -> list[Row]:
             raise RuntimeError(f"the reader found {found} runs of {runs}")
         reported = timed_report(uri, parent, root / "report")
         try:  # the command's time is printed whatever the count says
-            shown, files, largest = figures_shown(uri, root)
+            shown, recorded, files = figures_shown(uri, root)
         except RuntimeError as exc:
-            shown, files, largest = f"not counted ({exc})", 0, 0.0
+            shown, recorded, files = f"not counted ({exc})", 0, 0
         peer_runs = min(PEER_RUNS, runs)
         start = time.perf_counter()
         with _use_tracking_uri(uri):
@@ -76,6 +76,6 @@ def run(quick: bool = False) -> list[Row]:
         Row("report100k", f"lincls.tracking.reader.runs, {runs} runs", read, peer, "search_runs",
             None, None, peer_note),
         Row("report100k", f"lincls report PARENT, {runs} runs", reported, 60.0,
-            "target: 60 s", 1.0, None, f"{note}; afterwards {shown} runs show their figure, "
-            f"{files} figures on disk, the largest {largest:.1f} KB"),
+            "target: 60 s", 1.0, None, f"{note}; afterwards {shown} runs show their figure "
+            f"({recorded} drawn from their records, {files} files on disk)"),
     ]  # fmt: skip

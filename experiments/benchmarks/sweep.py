@@ -63,13 +63,13 @@ def _sweep(
     return seconds, children
 
 
-def _floor(store: Path, children: list, source, trials: int = 2) -> float:
-    """Seconds to write the same runs (read from client ``source``) with only the run's calls:
+def _floor(store: Path, children: list, trials: int = 2) -> float:
+    """Seconds to write the same runs (as a search gave them) with only the run's calls:
     the faster of ``trials`` replays, each into a fresh store (a replay's time varies by ~1.5×
     with the machine's state; the faster one is the floor's best, against which ours is put)."""
     from lincls import tracking
 
-    payloads = as_logged(children, source)
+    payloads = as_logged(children)
     best = math.inf
     for trial in range(trials):
         uri = f"sqlite:///{store / f'floor{trial}.db'}"
@@ -84,26 +84,17 @@ def _floor(store: Path, children: list, source, trials: int = 2) -> float:
 
 
 WITHOUT_BEST = "lincls launcher, 1 worker, certificates.best=false"
-CURVES = ("mistakes_per_pass", "cumulative_mistakes")
 
 
-def as_logged(children: list, source) -> list[tuple]:
-    """Each run as logged (read from client ``source``): (params, metrics, curves, tags)."""
-    payloads = []
-    for run in children:
-        curves = {
-            key: [(m.step, m.value) for m in source.get_metric_history(run.info.run_id, key)]
-            for key in CURVES
-        }
-        payloads.append((run.data.params, run.data.metrics, curves, run.data.tags))
-    return payloads
+def as_logged(children: list) -> list[tuple]:
+    """Each run (as a search gave it) as logged: (params, metrics, curves, tags), its curves
+    among its tags (its record: ``lincls.tracking.record``), none as metric history."""
+    return [(run.data.params, run.data.metrics, {}, run.data.tags) for run in children]
 
 
 def run(quick: bool = False) -> list[Row]:
     """The sweep section: one worker, two workers, Hydra's joblib launcher, the floor, and the
     best comparators' share of a run."""
-    from mlflow.tracking import MlflowClient
-
     configs = 40 if quick else 1000
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,8 +113,7 @@ def run(quick: bool = False) -> list[Row]:
             finished = sum(r.info.status == "FINISHED" for r in children)
             results[name] = (seconds / len(children), len(children), finished, store, children)
         one, count, finished, store, children = results["lincls launcher, 1 worker"]
-        source = MlflowClient(tracking_uri=f"sqlite:///{store / 'mlflow.db'}")
-        floor = _floor(store, children, source) / len(children)
+        floor = _floor(store, children) / len(children)
         rest = results[WITHOUT_BEST][0]
         for name, (per_run, count, finished, _, _) in results.items():
             lost = count - finished
