@@ -75,6 +75,7 @@ def measured() -> dict[str, dict[str, set[str]]]:
             config = RunConfig.from_container(OmegaConf.to_container(cfg, resolve=True))
             outcome = evaluation.measure(config)
             runner._describe(config, outcome)  # the description and the view's rounded tags
+            CREATION_TAGS.update(run_tags(config))
             tags = {**run_tags(config), **outcome.tags}
             sources = [k.split(".")[1] for k in tags if k.startswith("certificate.")]
             for kind, keys in (
@@ -89,8 +90,28 @@ def measured() -> dict[str, dict[str, set[str]]]:
     return found
 
 
+def stored_as(kind: str, name: str) -> str:
+    """Where a run keeps a logged name: an MLflow row, its record (``lincls.tracking.record``) or
+    a file."""
+    from lincls.tracking.record import RECORD_FILES, STORED_METRICS, STORED_TAGS
+
+    if kind == "metric":
+        return "metric" if name in STORED_METRICS else "record"
+    if kind == "tag":
+        return "tag" if name in STORED_TAGS or name in CREATION_TAGS else "record"
+    if kind == "curve":
+        return "record"
+    if kind == "artifact":
+        return "record" if name in RECORD_FILES else "file"
+    return "param"
+
+
+CREATION_TAGS: set[str] = set()  # the tags a run is made with (``run_tags``): rows
+
+
 def logged_page() -> str:
     from lincls.tracking import tags as tags_module
+    from lincls.tracking.describe import CURVE_STEPS
 
     found = measured()
     every = {label for label, _ in PROBES}
@@ -110,20 +131,27 @@ def logged_page() -> str:
         "Besides these, a run's params are its resolved config, dotted (`learner.lr`, "
         "`dataset.margin`, …), and its data are its MLflow dataset input.",
         "",
+        "*stored* says where a run keeps each: an MLflow metric, tag or param (a row), its "
+        "record (the tag `lincls.record`, which every reader opens into the same columns and "
+        "curves: [where a run keeps them](../explanation/certificates.md#where-a-run-keeps-them)) "
+        "or a file among its artifacts.",
+        "",
     ]
     titles = {
         "metric": "Metrics",
-        "curve": "Curves (metrics with steps)",
+        "curve": "Curves (each point a step: what the step counts)",
         "tag": "Tags",
         "param": "Params added by the data",
         "artifact": "Artifacts",
     }
     for kind, title in titles.items():
-        out += [f"## {title}", "", "| name | logged by |", "|---|---|"]
+        out += [f"## {title}", "", "| name | logged by | stored |", "|---|---|---|"]
         for name in sorted(found[kind]):
             who = found[kind][name]
             shown = "every config" if who == every else ", ".join(sorted(who))
-            out.append(f"| `{name}` | {shown} |")
+            steps = CURVE_STEPS.get(name) if kind == "curve" else None
+            step = f" (step: {steps})" if steps else ""
+            out.append(f"| `{name}`{step} | {shown} | {stored_as(kind, name)} |")
         out.append("")
     constants = sorted(
         (value, key)
