@@ -49,11 +49,14 @@ def server(tmp_path_factory):
         pytest.skip(str(exc))
     base = uri.rsplit("/", 1)[0]
 
-    def database(experiment: str | None = "e") -> str:
+    def database(experiment: str | None = "e", tables: bool = True) -> str:
+        """A new database; MLflow's tables made in it (and ``experiment``) when ``tables``."""
         name = f"db{next(_numbers)}"
         with psycopg.connect(uri, autocommit=True) as connection:
             connection.execute(f"CREATE DATABASE {name}")
         made = f"{base}/{name}"
+        if not tables:
+            return made
         client = MlflowClient(made)  # MLflow makes and migrates its tables
         if experiment is not None:
             client.create_experiment(experiment, artifact_location=artifacts)
@@ -261,3 +264,24 @@ def test_four_sweeps_at_once_on_one_postgresql_database_lose_and_duplicate_nothi
     assert len(per_hash) == 120
     assert query(lambda: psycopg.connect(uri), "SELECT COUNT(*) FROM datasets")[0][0] >= 1
     print(f"\n[postgres] 4 sweeps × 30 configs as rows: {time.monotonic() - began:.0f} s")
+
+
+@pytest.mark.timeout(900)
+def test_three_sweeps_started_at_once_on_a_new_postgresql_database_all_finish(server, tmp_path):
+    """A database with no tables yet: the first sweep makes MLflow's tables while the others
+    wait for it (they used to break PostgreSQL's unique index of type names, making them too)."""
+    uri = server(tables=False)
+    studies = {f"new{k}": (str(float(k + 1)), 3) for k in range(3)}
+    with ExitStack() as stack:
+        sweeps = {}
+        for study, (lr, n) in studies.items():
+            args = [f"study={study}", f"learner.lr={lr}", f"seed=range(0,{n})",
+                    f"tracking.uri={uri}"]  # fmt: skip
+            log = stack.enter_context(open(tmp_path / f"{study}.log", "wb"))
+            sweeps[study] = subprocess.Popen(sweep_command(args, tmp_path, study), cwd=tmp_path,
+                                             env=cli_env(), stdout=subprocess.DEVNULL,
+                                             stderr=log)  # fmt: skip
+            stack.callback(sweeps[study].kill)  # a no-op once it has exited
+        for study, sweep in sweeps.items():
+            assert sweep.wait(timeout=600) == 0, tail_of(tmp_path / f"{study}.log")
+    assert len(check_store(lambda: psycopg.connect(uri), studies)) == 9

@@ -12,10 +12,12 @@ PostgreSQL's, or None (another schema, a server, no psycopg: MLflow's calls).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from lincls.tracking.sqlite_runs import COLUMNS, READ_COLUMNS, SqliteRuns
@@ -23,6 +25,45 @@ from lincls.tracking.sqlite_runs import COLUMNS, READ_COLUMNS, SqliteRuns
 SCHEMES = ("postgresql", "postgres")
 # The INSERTs ``sqlite_runs`` writes: head with table and columns, one row of placeholders, tail.
 _INSERT = re.compile(r"(INSERT INTO (\w+) \(([^)]*)\)) VALUES \((?:\?, )*\?\)(.*)", re.DOTALL)
+
+
+# PostgreSQL's advisory locks are named by a 64-bit number: lincls's lock on making MLflow's tables
+SCHEMA_LOCK = 0x6C696E636C730001
+
+
+@contextlib.contextmanager
+def schema_lock(uri: str, timeout: float) -> Iterator[None]:
+    """Hold a PostgreSQL store's advisory lock ``SCHEMA_LOCK`` (a session lock, on a connection of
+    its own) while MLflow makes or migrates its tables there; nothing for another store.
+
+    Sweeps started at once on a new database each had MLflow create the tables, and all but one
+    broke PostgreSQL's unique index of type names (``pg_type_typname_nsp_index``); under the lock
+    the later ones find the tables made. A server that does not answer, or no psycopg: no lock
+    (the store's own check then says what is wrong). A lock not had within ``timeout`` seconds
+    (another process holds it that long): the work goes on without it.
+    """
+    libpq = _libpq_uri(uri)
+    connection = None
+    if libpq is not None:
+        try:
+            import psycopg
+
+            connection = psycopg.connect(libpq, autocommit=True, connect_timeout=5)
+        except Exception:  # no driver, no server: MLflow's calls meet it and say so
+            connection = None
+    try:
+        if connection is not None:
+            deadline = time.monotonic() + timeout
+            while not connection.execute(
+                "SELECT pg_try_advisory_lock(%s)", (SCHEMA_LOCK,)
+            ).fetchone()[0]:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        yield
+    finally:
+        if connection is not None:
+            connection.close()  # a session's advisory locks end with it
 
 
 def _libpq_uri(uri: str) -> str | None:

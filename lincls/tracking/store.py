@@ -6,9 +6,10 @@
   ``tracking.uri``).
 - ``lincls.tracking.schema.check_store`` refuses a database that is not an MLflow store of this
   MLflow's schema, and reaches a database server within the retry budget.
-- ``store_lock`` serialises the creation and migration of a SQLite store across processes:
-  two processes that each find no database and create its tables at once leave it unusable.
-  Whoever takes the lock second opens it again and finds the tables there.
+- ``store_lock`` serialises the creation and migration of a SQLite or PostgreSQL store across
+  processes: two processes that each find no tables and create them at once leave a SQLite file
+  unusable, and break a PostgreSQL database's unique index of type names. Whoever takes the lock
+  second opens it again and finds the tables there.
 - ``Budgeted`` wraps an MLflow client so that a store that does not answer costs a run at most
   ``tracking.retry_seconds``: transient failures (a dead server, a locked database) are retried
   with back-off until then, and then raised as one ``StoreError`` line.
@@ -109,11 +110,15 @@ def check_store_file(uri: str, field: str) -> None:
 
 @contextlib.contextmanager
 def store_lock(uri: str, timeout: float = 300.0) -> Iterator[None]:
-    """Hold a cross-process lock on a SQLite store (``<file>.lock``); other stores need none.
-    A SQLite store that does not exist yet is made under it, whole or not at all (``create``)."""
+    """Hold a cross-process lock on a SQLite store (``<file>.lock``) or a PostgreSQL one (an
+    advisory lock: ``postgres_runs.schema_lock``); other stores need none. A SQLite store that
+    does not exist yet is made under it, whole or not at all (``create``)."""
     db = sqlite_path(uri)
     if db is None:
-        yield
+        from lincls.tracking.postgres_runs import schema_lock
+
+        with schema_lock(uri, timeout):
+            yield
         return
     from filelock import FileLock
 
