@@ -42,8 +42,9 @@ from lincls import interrupts  # tiny: Ctrl-C's flag, no heavy imports
 @dataclass
 class LinclsSweeperConf:
     _target_: str = "hydra_plugins.lincls_sweeps.sweeper.LinclsSweeper"
-    # key → comma-separated values, swept like command-line overrides (a study's grid)
-    params: dict[str, str] | None = field(default=None)
+    # key → comma-separated values, swept like command-line overrides (a study's grid); a dict
+    # even when empty, so hydra.sweeper.params={…} or .KEY=… merge into it outside a study
+    params: dict[str, str] | None = field(default_factory=dict)
     # several such grids: the sweep is their union (e.g. one grid per dataset family, whose
     # keys differ); each is crossed with ``params`` and the command line
     grids: list[dict[str, str]] | None = field(default=None)
@@ -145,7 +146,7 @@ class LinclsSweeper(Sweeper):
         print(
             f"[lincls] sweep {record.study}: {len(jobs)} jobs, parent run "
             f"{record.parent_run_id}, store {record.tracking_uri}; its report: "
-            f"lincls report {record.study}",
+            f"{report_command(record.study, record.tracking_uri)}",
             file=sys.stderr,
             flush=True,
         )
@@ -280,3 +281,16 @@ class LinclsSweeper(Sweeper):
             flush=True,
         )
         sys.exit(130)
+
+
+def report_command(study: str, uri: str) -> str:
+    """The ``lincls report`` command of ``study`` in the store at ``uri``, as typed here: with
+    ``--store`` unless ``uri`` is the store the command finds by itself."""
+    import shlex
+
+    from lincls.paths import resolve_tracking_uri
+
+    command = f"lincls report {shlex.quote(study)}"
+    if uri != resolve_tracking_uri(None):
+        command += f" --store {shlex.quote(uri)}"
+    return command

@@ -11,6 +11,7 @@ with the error in the tag ``error``.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import math
 import time
@@ -77,6 +78,29 @@ def artifact_root(uri: str) -> str | None:
 
 
 _OPENED: dict[tuple[str, str], tuple[Any, str]] = {}
+
+
+@atexit.register
+def _checkpoint_stores() -> None:
+    """At the process's end, move what it wrote to each SQLite store it opened from the store's
+    write-ahead log into the file itself (``wal_checkpoint(TRUNCATE)``, leaving the log empty):
+    a process that ends without closing its connections (a single run ends at once) left its
+    run in ``mlflow.db-wal`` alone, and a copy of ``mlflow.db`` without it lost the run. A store
+    another process is busy with is left to that process (its own end checkpoints it)."""
+    import sqlite3
+
+    for uri, _ in list(_OPENED):
+        db = sqlite_path(uri)
+        if db is None or not db.is_file():
+            continue
+        try:
+            connection = sqlite3.connect(db, timeout=1.0)
+            try:
+                connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                connection.close()
+        except sqlite3.Error:
+            pass
 
 
 def open_experiment(
