@@ -64,16 +64,20 @@ def test_a_killed_sweep_typed_again_leaves_one_finished_run_a_config(tmp_path):
     command = [sys.executable, "-m", "lincls.experiments.run", "-m", "seed=range(0,24)", *SMALL,
                "hydra.launcher.n_jobs=2"]  # fmt: skip
     env = {**os.environ, "LINCLS_HOME": str(tmp_path)}
-    killed = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    log = tmp_path / "killed.log"
+    with log.open("w") as out:
+        killed = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=out,
+                                  start_new_session=True)  # fmt: skip
+    started = time.monotonic()
     try:
-        deadline = time.monotonic() + 300  # a guard against a hang, not a timing
-        while _progress(tmp_path) < 8 and time.monotonic() < deadline:
+        while _progress(tmp_path) < 8 and time.monotonic() - started < 600:  # a hang's guard
             time.sleep(0.1)
         assert killed.poll() is None, "the sweep ended before it could be killed"
     finally:
         os.killpg(killed.pid, signal.SIGKILL)
         killed.wait()
+    waited = time.monotonic() - started
+    assert _progress(tmp_path) >= 8, f"8 configs not done in {waited:.0f} s: {log.read_text()}"
     before = runs_by_status(tmp_path)
     finished_before = sum(n for (status, _), n in before.items() if status == "FINISHED")
     assert 8 <= finished_before < 24
