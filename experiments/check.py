@@ -9,7 +9,9 @@ separable or noisy data, 10⁻³ to 10³ in scale); the games are the orthogonal
 disjunction game for Winnow); the searches are ``lincls.search``'s adversaries. Every run is the
 runner's own measurement, so a bound is checked as a run logs it. A violation prints the instance
 as a CSV and the ``lincls run`` command that replays it. Exit 1 when a bound is violated, 2 on
-bad input.
+bad input (one line naming the option). Nothing is written unless a bound is violated: no
+certificate cache (each instance is fitted afresh), and the reproducers' folder (``--out``, else
+a new temporary folder) only made for the first one.
 """
 
 from __future__ import annotations
@@ -21,15 +23,16 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 from lincls.bounds import REGISTRY, holds
-from lincls.config.run import RunConfig
-from lincls.errors import LinclsInputError
-from lincls.evaluation import RunOutcome, measure
+from lincls.config.run import SEED_MAX, RunConfig, check_writable
+from lincls.errors import LinclsInputError, check_number
+from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
 from lincls.registry import LEARNERS, build_learner
 from lincls.search import Target, replay_overrides, to_csv
 from lincls.search.targets import PLANS, search
@@ -90,10 +93,17 @@ def game_configs(learner: dict) -> Iterator[dict]:
 class Referee:
     """The largest ratio per bound and the first violation of each, over every run shown."""
 
-    def __init__(self, bounds: Sequence[str] | None, out: Path) -> None:
+    def __init__(self, bounds: Sequence[str] | None, out: Path | None) -> None:
         self.bounds, self.out = bounds, out
         self.largest: dict[str, tuple[float, str]] = {}
         self.violations: dict[str, str] = {}
+
+    def folder(self) -> Path:
+        """The reproducers' folder, made now (a new temporary one unless ``out`` was given)."""
+        if self.out is None:
+            self.out = Path(tempfile.mkdtemp(prefix="lincls-check-"))
+        self.out.mkdir(parents=True, exist_ok=True)
+        return self.out
 
     def wanted(self, name: str) -> bool:
         return self.bounds is None or name in self.bounds
@@ -109,7 +119,7 @@ class Referee:
                 self.largest[name] = (float(ratio), where)
             self.largest.setdefault(name, (-math.inf, "vacuous on every run"))
             if not holds(mistakes, value) and name not in self.violations:
-                path = self.out / f"violation-{name}.csv"
+                path = self.folder() / f"violation-{name}.csv"
                 path.write_text(to_csv(np.asarray(X, dtype=np.float64), np.asarray(y)))
                 line = " ".join(["lincls run", *[c.replace("{path}", str(path)) for c in command]])
                 self.violations[name] = (
@@ -120,9 +130,33 @@ class Referee:
 
 def _measured(config: dict) -> RunOutcome | None:
     try:
-        return measure(RunConfig.from_container(config))  # this entry's configs, typed here
+        typed = RunConfig.from_container(config)  # this entry's configs, typed here
+        learner, dataset = prepare(typed)
     except LinclsInputError:  # a draw the learner refuses is no instance
         return None
+    # no certificate cache: a check's instances are its own, and it leaves no folder behind
+    return fit_and_evaluate(learner, dataset, replace(plan_of(typed), cache_dir=None))
+
+
+def _number(text: str) -> int | float | str:
+    """An option's value as the number it spells (``check_number`` refuses anything else)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _options(args: argparse.Namespace) -> None:
+    """Refuse an option out of its range, naming it (``LinclsInputError``); nothing is made."""
+    check_number("--instances", args.instances, low=0, integer=True)
+    check_number("--seconds", args.seconds, low=0)
+    last = SEED_MAX - max(int(args.instances) - 1, 0)
+    why = f"instance k takes seed + k (k < {args.instances}), and a seed is at most {SEED_MAX}"
+    check_number("--seed", args.seed, low=0, high=last, integer=True, why=why)
+    if args.out is not None:
+        check_writable("--out", args.out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -130,23 +164,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lincls check", description=__doc__.split("\n\n")[0])
     parser.add_argument("learner")
     parser.add_argument("rest", nargs="*", help="[BOUND] [learner.<option>=<value> …]")
-    parser.add_argument("--instances", type=int, default=60, help="random instances")
-    parser.add_argument("--seconds", type=float, default=10.0, help="per search")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--instances", type=_number, default=60, help="random instances")
+    parser.add_argument("--seconds", type=_number, default=10.0, help="per search")
+    parser.add_argument("--seed", type=_number, default=0)
     parser.add_argument("--out", help="where reproducers go (default: a new temporary folder)")
     args = parser.parse_args(argv)
     bound = [a for a in args.rest if "=" not in a]
     names = {s.name for s in REGISTRY}
     try:
+        _options(args)
         if len(bound) > 1 or (bound and bound[0] not in names):
             raise LinclsInputError("bound", f"one of {', '.join(sorted(names))}")
         learner = _learner_config(args.learner, [a for a in args.rest if "=" in a])
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out or tempfile.mkdtemp(prefix="lincls-check-"))
-    out.mkdir(parents=True, exist_ok=True)
-    referee = Referee(bound or None, out)
+    referee = Referee(bound or None, None if args.out is None else Path(args.out))
     overrides = [f"learner={learner['name']}"] + [
         f"learner.{k}={v}" for k, v in learner.items() if k != "name"
     ]
@@ -176,8 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = replay_overrides(target, "{path}")
         where = f"{found.method} search ({found.seconds:.1f} s, {found.evaluations} runs)"
         referee.record(where, found.scored.metrics, found.X, found.y, command)
+    saved = f"; reproducers in {referee.out}" if referee.violations else ""
     print(f"lincls check {learner['name']}: {len(runs)} instances and {len(searched)} searches "
-          f"in {time.perf_counter() - started:.0f} s; reproducers in {out}")  # fmt: skip
+          f"in {time.perf_counter() - started:.0f} s{saved}")  # fmt: skip
     for name, (ratio, where) in sorted(referee.largest.items()):
         shown = "vacuous" if ratio == -math.inf else f"{ratio:.4f}"
         print(f"  {name:<22} largest mistakes / bound {shown:>8}  on {where}")
