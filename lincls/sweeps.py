@@ -30,7 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -253,6 +253,8 @@ def finish_sweep(
         pass  # said by the caller's summary; the run is closed KILLED by the next sweep
     status = "KILLED" if interrupted else "FAILED" if missing else "FINISHED"
     headline = Headline.of_summary(progress.summary(record.progress_file))
+    if interrupted or store_down or missing:
+        headline = _as_stored(headline, client, record, missing)
     try:
         note = {NOTE_TAG: headline.description(record.study, status)}
         tracking.finish_run(
@@ -261,6 +263,19 @@ def finish_sweep(
     except tracking.StoreError:
         pass
     return headline, [(job, why) for job, why, _ in missing], status
+
+
+def _as_stored(headline: Headline, client, record: SweepRecord, missing: list) -> Headline:
+    """``headline`` with the counts the store and the list of missing jobs give: a stopped
+    sweep's workers finished runs whose chunks never came back (Ctrl-C said 13 finished where the
+    store held 15), and a run the store failed may have landed after all (its summary said 2
+    failed and listed one)."""
+    failed = sum(why is not None for _, why, _ in missing)
+    try:
+        finished = sweep_runs.finished_children(client, record.experiment_id, record.parent_run_id)
+    except tracking.StoreError:
+        return replace(headline, failed=min(headline.failed, failed))
+    return replace(headline, runs=finished, failed=failed)
 
 
 def current_sweep(sweep_dir: str | Path | None = None) -> SweepRecord | None:

@@ -323,3 +323,7 @@ def test_ctrl_c_is_one_line_exit_130_and_the_store_left_right(launcher, tmp_path
     parent = next(r for r in runs if r.data.tags.get("lincls.role") == "sweep")
     assert parent.info.status == "KILLED"
     assert before <= sum(r.info.status == "FINISHED" for r in runs) < 200
+    # the line counts what the store holds, the runs of chunks that never came back included
+    said = int(line.split("interrupted: ", 1)[1].split(" of ", 1)[0])
+    children = [r for r in runs if r.data.tags.get("lincls.role") == "run"]
+    assert said == sum(r.info.status == "FINISHED" for r in children)

@@ -95,6 +95,10 @@ def test_a_paused_server_leaves_every_config_with_one_run_once_the_resume_ran(tm
             lines = err.strip().splitlines()
             listed = [line for line in lines if line.startswith("  seed=")]
             assert missing and len(listed) == len(missing), err[-3000:]
+            # the summary counts what the store holds and what is listed (it said "2 failed" and
+            # listed one: a run the store failed had landed after all)
+            summary = next(line for line in lines if ": 10 jobs: " in line)
+            assert f"10 jobs: {10 - len(missing)} finished, {len(listed)} failed," in summary
             assert f"{len(missing)} of 10 {RESUME}" in lines[-1]
             assert "tracking.retry_seconds=15" in lines[-1] and "skip_finished=true" in lines[-1]
             assert set(statuses) == {"FINISHED"}  # the failed config's run deleted, not KILLED

@@ -63,6 +63,10 @@ RUNNING_SQL = (
     "WHERE r.experiment_id = ? AND r.status = 'RUNNING' AND r.lifecycle_stage = 'active'"
 )
 OF_PARENT_SQL = "JOIN tags a ON a.run_uuid = r.run_uuid AND a.key = ? AND a.value = ? "
+CHILDREN_SQL = (
+    "SELECT COUNT(*) FROM runs r " + OF_PARENT_SQL + "WHERE r.experiment_id = ? "
+    "AND r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
+)
 FINISHED_SQL = (
     "SELECT DISTINCT h.value FROM runs r "
     "JOIN tags s ON s.run_uuid = r.run_uuid AND s.key = ? AND s.value = ? "
@@ -112,3 +116,12 @@ def finished_hashes(client, experiment_id: str, study: str) -> tuple[str, ...]:
         )
         found = [(r.data.tags.get(HASH_TAG, ""),) for r in done]
     return tuple(sorted({value for (value,) in found} - {"", None}))
+
+
+def finished_children(client, experiment_id: str, parent: str) -> int:
+    """How many active FINISHED runs the sweep ``parent`` has in the store."""
+    found = _rows_query(client, CHILDREN_SQL, (PARENT_TAG, parent, int(experiment_id)))
+    if found is not None:
+        return int(found[0][0])
+    filter_string = f"tags.`{PARENT_TAG}` = '{parent}' and attributes.status = 'FINISHED'"
+    return len(search_all(client, experiment_id, filter_string))
