@@ -13,7 +13,9 @@ import dataclasses
 import inspect
 import re
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mkdocs.structure.files import File, Files
 
@@ -26,9 +28,26 @@ STATEMENTS = {"voted_fs99": "voted_test_error", "mira_pa1_kesler": "mira_bound"}
 PEER_PACKAGES = ("sklearn", "river")
 
 
+def prose(text: str) -> str:
+    """Text read alike by MkDocs and a code forge: ``<``, ``>`` and ``&`` written as entities
+    outside code spans (a raw ``<home>`` would be taken for an HTML tag and vanish)."""
+    parts = str(text).split("`")
+    for i in range(0, len(parts), 2):  # the even parts lie outside code spans
+        parts[i] = parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts)
+
+
 def cell(text: str) -> str:
-    """Text fit for one Markdown table cell."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text fit for one Markdown table cell: ``prose`` on one line, a pipe escaped."""
+    return prose(" ".join(str(text).split())).replace("|", "\\|")
+
+
+def code(text: str) -> str:
+    """``text`` as code in a table cell: each alternative of a type union its own code span,
+    joined by an escaped pipe (``str | None`` in one span shows its backslash on the site, and
+    splits the cell on a forge)."""
+    alternatives = [" ".join(part.split()) for part in str(text).split("|")]
+    return " \\| ".join(f"`{part}`" for part in alternatives)
 
 
 def doc_text(obj: object) -> str:
@@ -53,20 +72,27 @@ def yaml_comments(path: Path, section: str = "") -> dict[str, str]:
         start = lines.index(f"{section}:") + 1
         end = next((i for i in range(start, len(lines)) if not lines[i].startswith(" ")), None)
         lines = [line.strip() for line in lines[start:end]]
+    key = None  # the key whose comment a comment-only line continues
     for line in lines:
         match = re.match(r"^([A-Za-z_]\w*):[^#]*#\s*(.*)$", line)
         if match:
-            found[match.group(1)] = match.group(2)
+            key = match.group(1)
+            found[key] = match.group(2)
+        elif key is not None and line.strip().startswith("#"):
+            found[key] += " " + line.strip().lstrip("#").strip()
+        else:
+            key = None
     return found
 
 
 def yaml_title(path: Path) -> str:
-    """The comment lines a config file opens with."""
+    """The comment lines a config file opens with (Hydra's ``# @package`` line left out)."""
     lines = []
     for line in path.read_text().splitlines() if path.is_file() else []:
         if not line.startswith("#"):
             break
-        lines.append(line.lstrip("# ").strip())
+        if not line.startswith("# @package"):
+            lines.append(line.lstrip("# ").strip())
     return " ".join(lines)
 
 
@@ -85,10 +111,14 @@ def schema_table(schema: type, yaml: Path, prefix: str, section: str = "") -> li
             default = "–"
         if str(default) == "???":
             default = "required"
-        shown = f"`{default}`" if default not in ("–", "required") else default
+        if dataclasses.is_dataclass(default):
+            shown = f"its keys: [`{f.name}.*`](#{f.name})"
+        elif default in ("–", "required"):
+            shown = default
+        else:
+            shown = code(default)
         rows.append(
-            f"| `{prefix}{f.name}` | `{cell(f.type)}` | {cell(shown)} | "
-            f"{cell(comments.get(f.name, ''))} |"
+            f"| `{prefix}{f.name}` | {code(f.type)} | {shown} | {cell(comments.get(f.name, ''))} |"
         )
     return rows
 
@@ -178,7 +208,7 @@ def learners_page() -> str:
             out += [f"    {line}".rstrip() for line in rest.splitlines()]
             out += ["    ```", ""]
         if yaml_title(yaml):
-            out += [f"Its config file says: {yaml_title(yaml)}", ""]
+            out += [f"Its config file says: {prose(yaml_title(yaml))}", ""]
         out += [f"**Bound family:** {family_text}."]
         if specs:
             links = ", ".join(f"[`{s}`](bounds.md#{s})" for s in specs)
@@ -269,23 +299,40 @@ def known_families() -> set[str]:
     } | {"perceptron"}
 
 
+def dataset_options() -> dict[str, Callable[..., Any]]:
+    """Every option of the config group ``dataset`` (its YAML files, as ``lincls run`` lists
+    them) with the function that makes or loads it, in the registry's order; an option without a
+    function, or a function without an option, is an error (the page would miss or invent one)."""
+    import lincls.search  # noqa: F401  (registers dataset=search, above the registry)
+    from lincls.experiments.arguments import group_options
+    from lincls.registry import DATASETS
+
+    options = group_options("dataset")
+    unmatched = sorted(set(options) ^ set(DATASETS))
+    if unmatched:
+        raise LookupError(
+            f"datasets without both a conf/dataset/ file and a function in DATASETS: {unmatched}"
+        )
+    return dict(DATASETS)
+
+
 def datasets_page() -> str:
     from lincls.config import DATASET_SCHEMAS
-    from lincls.registry import DATASETS
 
     out = [
         "# Datasets",
         "",
-        "Written from `lincls.registry.DATASETS` at every build: the name `dataset=…` takes, the "
-        "function that makes or loads it, its docstring, and its options from its schema with "
-        "the comments of `conf/dataset/<name>.yaml`.",
+        "Written from the options of the config group `dataset` (the files "
+        "`conf/dataset/<name>.yaml`) and `lincls.registry.DATASETS`: the name `dataset=…` "
+        "takes, the function that makes or loads it, its docstring, and its options from its "
+        "schema with the comments of its YAML file.",
         "",
     ]
-    for name, func in DATASETS.items():
+    for name, func in dataset_options().items():
         yaml = CONF / "dataset" / f"{name}.yaml"
         out += [f"## `{name}`", "", f"`{func.__module__}.{func.__name__}`", ""]
         if yaml_title(yaml):
-            out += [yaml_title(yaml), ""]
+            out += [prose(yaml_title(yaml)), ""]
         out += [textwrap.indent(first_paragraph(func), ""), ""]
         schema = DATASET_SCHEMAS.get(name)
         if schema is not None:

@@ -1,0 +1,63 @@
+"""The reference pages (``docs/_gen/reference.py``): every dataset option listed, and the config
+page rendered as written (no raw ``<home>`` eaten as a tag, no escaped pipe shown in code, no
+Hydra ``@package`` line in a study's description)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from types import ModuleType
+
+import markdown
+import yaml
+
+from lincls.experiments.arguments import group_options
+from tests._docs_examples import ROOT
+
+GEN = ROOT / "docs" / "_gen"
+
+
+def hook(name: str) -> ModuleType:
+    """The docs' generator module ``docs/_gen/<name>.py``, loaded as MkDocs loads a hook."""
+    sys.path.insert(0, str(GEN))
+    try:
+        spec = importlib.util.spec_from_file_location(f"docs_gen_{name}", GEN / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(GEN))
+    return module
+
+
+def html(text: str) -> str:
+    """A page's Markdown as the site renders it (the Markdown extensions of mkdocs.yml)."""
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    extensions = [e if isinstance(e, str) else next(iter(e)) for e in config["markdown_extensions"]]
+    return markdown.markdown(text, extensions=extensions)
+
+
+def test_the_datasets_page_lists_every_option_of_the_dataset_group():
+    page = hook("reference").datasets_page()
+    listed = re.findall(r"^## `(\w+)`", page, flags=re.MULTILINE)
+    assert sorted(listed) == group_options("dataset")
+    assert "search" in listed and "`lincls.search.game.make_search_game`" in page
+
+
+def test_the_config_page_renders_what_its_sources_say():
+    text = hook("reference").config_page()
+    page = html(text)
+    # the store's default, with its <home> shown (was eaten as an HTML tag: sqlite:////mlflow.db)
+    assert "sqlite:///&lt;home&gt;/mlflow.db" in page
+    assert "sqlite:////mlflow.db" not in re.sub(r"<[^>]+>", "", page)
+    # a union type: one code span each side of a plain pipe (was `str \| None` shown literally)
+    assert "<code>str</code> | <code>None</code>" in page
+    assert not re.search(r"<code>[^<]*\\\|", page), "a backslash-pipe shown in code"
+    # a comment continued on the next line is read whole
+    assert "home: $LINCLS_HOME, else results/ where lincls runs" in page
+    # the studies: their descriptions, never Hydra's package line
+    studies = [line for line in text.splitlines() if line.startswith("- `")]
+    assert len(studies) == len(list((ROOT / "conf" / "experiment").glob("*.yaml")))
+    assert not [line for line in studies if "@package" in line or "_global_" in line]
+    assert re.search(r"<code>margin_sweep</code>: Mistakes against the margin", page)
