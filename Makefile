@@ -23,7 +23,7 @@ PORT ?= 5000
 STORE := sqlite:///$(abspath results/mlflow.db)
 ARTIFACTS := $(abspath results/mlartifacts)
 
-.PHONY: run test lint docs bench ui server setup lock system clean fs99 kwa97 second_order
+.PHONY: run test lint docs reference bench ui server setup lock system clean fs99 kwa97 second_order
 
 $(UV):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -106,6 +106,11 @@ lint: $(TEST_STAMP)
 ## docs: the documentation site into site/ (a broken link, anchor or API reference fails the build)
 docs: $(TEST_STAMP)
 	$(PY) -m mkdocs build --strict --quiet --site-dir site
+
+## reference: write the reference pages of docs/reference/ from the code (the docs' build and the
+## tests fail while one differs from what the code gives)
+reference: $(RUN_STAMP)
+	$(PY) docs/_gen/pages.py
 
 ## bench: speed against the peer implementations, written to results/bench.md
 bench: $(RUN_STAMP)

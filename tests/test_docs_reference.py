@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 from types import ModuleType
 
@@ -61,3 +62,27 @@ def test_the_config_page_renders_what_its_sources_say():
     assert len(studies) == len(list((ROOT / "conf" / "experiment").glob("*.yaml")))
     assert not [line for line in studies if "@package" in line or "_global_" in line]
     assert re.search(r"<code>margin_sweep</code>: Mistakes against the margin", page)
+
+
+def test_the_committed_reference_pages_are_what_the_code_gives():
+    """docs/reference/ holds the generated pages, so they read in the repository too; one that
+    differs from what the code gives now is remade by ``make reference``."""
+    pages = hook("pages")
+    assert pages.stale() == [], f"stale reference pages: {pages.COMMAND}"
+
+
+def test_the_readmes_links_point_at_files_of_the_repository():
+    """On a code forge a link of the README opens a file of the repository: none may point at a
+    page that exists only in the built site."""
+    text = (ROOT / "README.md").read_text()
+    links = {link for link in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in link}
+    if (ROOT / ".git").exists():
+        listed = subprocess.run(
+            ["git", "ls-files", "--", *sorted(links)], cwd=ROOT, capture_output=True, text=True,
+            check=True,
+        ).stdout.split()  # fmt: skip
+    else:
+        listed = [link for link in links if (ROOT / link).is_file()]
+    assert sorted(links - set(listed)) == []
+    for page in ("learners", "bounds", "datasets", "config"):
+        assert f"docs/reference/{page}.md" in links, page

@@ -1,6 +1,7 @@
-"""MkDocs hook: the metrics, curves and tags a run logs, measured by running small configs at
-build time (no MLflow: ``lincls.evaluation.measure``, then the runner's description and tags),
-and the benchmark tables of ``results/bench.md`` put into the performance page.
+"""The metrics, curves and tags a run logs, measured by running small configs (no MLflow:
+``lincls.evaluation.measure``, then the runner's description and tags; the page is kept in
+docs/reference/ by ``pages.py`` beside this file), and, as a MkDocs hook, the benchmark tables
+of ``results/bench.md`` put into the performance page at build time.
 """
 
 from __future__ import annotations
@@ -8,8 +9,6 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
-
-from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "results" / "bench.md"
@@ -118,8 +117,8 @@ def logged_page() -> str:
     out = [
         "# What a run logs",
         "",
-        "Measured at every build: the docs run these small configs through lincls's own "
-        "evaluation and description (no store) and list every name they log. `<theorem>` "
+        "Measured by `make reference`: it runs these small configs through lincls's own "
+        "evaluation and description (no store) and lists every name they log. `<theorem>` "
         "stands for a bound's name (see [bounds](bounds.md)), `<source>` for a certificate's "
         "(`generator`, `svm`, `soft_svm`; `best` for a best comparator). What the names mean: "
         "[the run's record](../explanation/certificates.md#what-a-run-logs).",
@@ -179,12 +178,6 @@ def bench_tables() -> str:
         )
     text = BENCH.read_text()
     return re.sub(r"^# .*\n", "", text, count=1).replace("\n## ", "\n### ")
-
-
-def on_files(files: Files, config) -> Files:
-    """Add the page of logged names."""
-    files.append(File.generated(config, "reference/logged.md", content=logged_page()))
-    return files
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

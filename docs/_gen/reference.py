@@ -1,4 +1,5 @@
-"""MkDocs hook: the reference pages, written from the code at every build so they cannot drift.
+"""The reference pages, written from the code (``make reference``, through ``pages.py`` beside
+this file, which keeps them in docs/reference/ and fails the build on one that differs).
 
 Learners and datasets come from ``lincls.registry`` with their schemas (``lincls.config``) and the
 comments of their YAML files (``conf/``); bounds from ``lincls.bounds.REGISTRY``; the config keys
@@ -16,8 +17,6 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[2]
 CONF = ROOT / "conf"
@@ -162,27 +161,41 @@ def peer_checks() -> dict[str, list[str]]:
     return found
 
 
+def built_in_learners() -> dict[str, type]:
+    """The learners lincls ships, by config name (none a plugin registered in this process)."""
+    from lincls.plugins import LEARNERS as PLUGINS
+    from lincls.registry import LEARNERS
+
+    return {name: cls for name, cls in LEARNERS.items() if name not in PLUGINS}
+
+
+def built_in_bounds() -> list:
+    """The ``BoundSpec`` of each bound lincls ships (none a plugin registered in this process)."""
+    from lincls import bounds
+    from lincls.plugins import BOUNDS as PLUGINS
+
+    return [spec for spec in bounds.REGISTRY if spec.name not in PLUGINS]
+
+
 def bound_family_literals(module) -> set[str]:
     """The learner families (``bound_family``) a bound module names."""
     return set(re.findall(r'"([a-z_]+)"', inspect.getsource(module)))
 
 
 def learners_page() -> str:
-    from lincls import bounds
     from lincls.config import LEARNER_SCHEMAS
-    from lincls.registry import LEARNERS
 
     peers = peer_checks()
     out = [
         "# Learners",
         "",
-        "Written from the code at every build: each learner of `lincls.registry.LEARNERS` (the "
+        "Written from the code (`make reference`): each learner of `lincls.registry.LEARNERS` (the "
         "name `learner=…` takes), its docstring, its options from its schema in "
         "`lincls.config` with the comments of `conf/learner/<name>.yaml`, the bounds that may "
         "apply to it, and the tests that hold it to a peer implementation.",
         "",
     ]
-    for name, cls in LEARNERS.items():
+    for name, cls in built_in_learners().items():
         family = cls.__dict__.get("bound_family")
         if isinstance(family, property):
             family_text = "depends on its options (a property)"
@@ -192,7 +205,7 @@ def learners_page() -> str:
             family_text = f"`{family}`" if family else "none: no mistake bound covers the rule"
         specs = []
         if family_value or isinstance(family, property):
-            for spec in bounds.REGISTRY:
+            for spec in built_in_bounds():
                 module = inspect.getmodule(spec.check)
                 literals = bound_family_literals(module)
                 if family_value in literals or (
@@ -241,7 +254,7 @@ def bounds_page() -> str:
     out = [
         "# Bounds",
         "",
-        "Written from `lincls.bounds.REGISTRY` at every build. For each bound: the statement "
+        "Written from `lincls.bounds.REGISTRY` (`make reference`). For each bound: the statement "
         "(the docstring of the function that computes it), the learner family it covers, its "
         "family (a priori or a posteriori, see [the two families](../explanation/families.md)), "
         "whether it is evaluated at a best comparator ([best comparators]"
@@ -255,7 +268,7 @@ def bounds_page() -> str:
         "|---|---|---|---|---|---|",
     ]
     sections = []
-    for spec in bounds.REGISTRY:
+    for spec in built_in_bounds():
         module = inspect.getmodule(spec.check)
         func_name = STATEMENTS.get(spec.name)
         func = getattr(module, func_name, None) if func_name else None
@@ -290,11 +303,9 @@ def bounds_page() -> str:
 
 def known_families() -> set[str]:
     """Every learner family value a learner class declares."""
-    from lincls.registry import LEARNERS
-
     return {
         c.__dict__.get("bound_family")
-        for c in LEARNERS.values()
+        for c in built_in_learners().values()
         if isinstance(c.__dict__.get("bound_family"), str)
     } | {"perceptron"}
 
@@ -322,7 +333,7 @@ def datasets_page() -> str:
     out = [
         "# Datasets",
         "",
-        "Written from the options of the config group `dataset` (the files "
+        "Written from the options of the config group `dataset` (`make reference`; the files "
         "`conf/dataset/<name>.yaml`) and `lincls.registry.DATASETS`: the name `dataset=…` "
         "takes, the function that makes or loads it, its docstring, and its options from its "
         "schema with the comments of its YAML file.",
@@ -347,7 +358,7 @@ def config_page() -> str:
     out = [
         "# Configuration keys",
         "",
-        "Written from the schemas of `lincls.config` at every build (with the comments of "
+        "Written from the schemas of `lincls.config` (`make reference`; with the comments of "
         "`conf/config.yaml`). Every key is typed: a wrong type, an unknown key or a value out of "
         "range is refused in one line naming the key, exit status 2, nothing written. The "
         "learner's and dataset's keys are on the [learners](learners.md) and "
@@ -382,10 +393,3 @@ PAGES = {
     "reference/datasets.md": datasets_page,
     "reference/config.md": config_page,
 }
-
-
-def on_files(files: Files, config) -> Files:
-    """Add the generated reference pages to the site."""
-    for uri, build in PAGES.items():
-        files.append(File.generated(config, uri, content=build()))
-    return files
