@@ -58,7 +58,7 @@ def measured() -> dict[str, dict[str, set[str]]]:
     from lincls import bounds, evaluation, runner
     from lincls.config import register_configs
     from lincls.config.run import RunConfig
-    from lincls.tracking.tags import run_tags
+    from lincls.tracking.tags import COMMIT_TAG, run_tags
 
     register_configs()
     names = [spec.name for spec in bounds.REGISTRY]
@@ -74,8 +74,10 @@ def measured() -> dict[str, dict[str, set[str]]]:
             config = RunConfig.from_container(OmegaConf.to_container(cfg, resolve=True))
             outcome = evaluation.measure(config)
             runner._describe(config, outcome)  # the description and the view's rounded tags
-            CREATION_TAGS.update(run_tags(config))
-            tags = {**run_tags(config), **outcome.tags}
+            # the commit tag a run in a git checkout gets, wherever the page is made
+            made = {**run_tags(config), COMMIT_TAG: "…"}
+            CREATION_TAGS.update(made)
+            tags = {**made, **outcome.tags}
             sources = [k.split(".")[1] for k in tags if k.startswith("certificate.")]
             for kind, keys in (
                 ("metric", outcome.metrics),
