@@ -1,9 +1,9 @@
 """Learners and bounds from other packages: ``register_learner``, ``register_bound``, entry points.
 
 A package adds a learner (an estimator with the online kernel contract of
-``lincls.learners._base`` and a dataclass config schema) and the mistake bounds proved for its
-rule, either by calling the two functions here or, installed, through an entry point in the group
-``lincls.plugins``::
+``lincls.learners.OnlineBinaryClassifier`` and a dataclass config schema) and the mistake bounds
+proved for its rule, either by calling the two functions here or, installed, through an entry
+point in the group ``lincls.plugins``::
 
     [project.entry-points."lincls.plugins"]
     my_rule = "my_pkg:register"      # a function of no arguments that calls register_learner, …
@@ -111,10 +111,16 @@ def register_learner(
 
     ``schema`` is a dataclass of the learner's options with a ``name`` field (as those of
     ``lincls.config``); ``defaults`` overrides its field defaults in the config ``learner=name``
-    selects. The estimator takes the options as keyword arguments, and ``max_passes`` and
-    ``random_state`` if it has them (the run's ``passes`` and ``seed``). ``options`` lists, per
-    option, the values the every-option property test draws. Registering the same name again
-    replaces it; a built-in learner's name is refused.
+    selects. ``options`` lists, per option, the values the every-option property test draws.
+    Registering the same name again replaces it; a built-in learner's name is refused.
+
+    The estimator is a scikit-learn estimator class (``fit``, ``predict``, ``get_params``,
+    ``set_params``) that a run makes as ``estimator(**options)``, the schema's fields but
+    ``name`` as keywords; it gets ``max_passes`` and ``random_state`` if it has them (the run's
+    ``passes`` and ``seed``), and its ``_check_params()``, if it has one, is called before the
+    fit. A subclass of ``lincls.learners.OnlineBinaryClassifier`` (providing ``_check_params``,
+    ``_init_weights`` and ``_run_pass``) has all that and keeps the online record
+    (``mistakes_``, ``mistake_steps_``, …) that mistake bounds and tracking read.
     """
     _check_name("learner", name)
     if name in built_in_learners():

@@ -4,6 +4,7 @@ Hydra ``@package`` line in a study's description)."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import subprocess
@@ -86,3 +87,41 @@ def test_the_readmes_links_point_at_files_of_the_repository():
     assert sorted(links - set(listed)) == []
     for page in ("learners", "bounds", "datasets", "config"):
         assert f"docs/reference/{page}.md" in links, page
+
+
+def test_a_plugin_needs_no_private_module_of_lincls():
+    """The learner base class is public (``lincls.learners``), the old path still works, and the
+    example plugin imports nothing private of lincls."""
+    import lincls.learners
+    from lincls.learners import _base
+
+    assert lincls.learners.OnlineBinaryClassifier is _base.OnlineBinaryClassifier
+    assert lincls.learners.initial_weights is _base.initial_weights
+    private = []
+    for path in sorted((ROOT / "examples").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            private += [f"{path.name}: {n}" for n in names if n.startswith("lincls.") and "._" in n]
+    assert private == []
+
+
+def test_the_plugin_api_page_documents_the_plugin_api_from_the_code():
+    """docs/api/plugins.md renders, from their docstrings, register_learner, register_bound,
+    Bound and the learner contract (the three methods a learner class provides)."""
+    import lincls.learners
+
+    page = (ROOT / "docs" / "api" / "plugins.md").read_text()
+    for name in ("register_learner", "register_bound", "Bound"):
+        assert re.search(rf"::: lincls\.plugins\n(    .*\n)*        - {name}\n", page), name
+    assert "::: lincls.learners.OnlineBinaryClassifier" in page
+    contract = lincls.learners.OnlineBinaryClassifier.__doc__ or ""
+    for method in ("_check_params", "_init_weights", "_run_pass"):
+        assert f"        - {method}\n" in page and f"``{method}" in contract, method
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    assert "api/plugins.md" in str(nav)

@@ -1,5 +1,11 @@
-"""The learners: scikit-learn estimators, each in its own module with its numba kernel."""
+"""The learners: scikit-learn estimators, each in its own module with its numba kernel.
 
+A learner of your own (a plugin, ``lincls.plugins``) subclasses ``OnlineBinaryClassifier``,
+here, and may start its weights with ``initial_weights``; both are public from this package (the
+module they live in, ``lincls.learners._base``, is not).
+"""
+
+from lincls.learners._base import OnlineBinaryClassifier, initial_weights
 from lincls.learners.adaline import Adaline
 from lincls.learners.alma import ALMA
 from lincls.learners.averaged import AveragedPerceptron
@@ -32,8 +38,10 @@ __all__ = [
     "MaxEnt",
     "MulticlassPerceptron",
     "NaiveBayesLinear",
+    "OnlineBinaryClassifier",
     "PassiveAggressive",
     "Perceptron",
     "VotedPerceptron",
     "Winnow",
+    "initial_weights",
 ]

@@ -155,7 +155,32 @@ def fast_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
-    """Base of the binary online learners: ``fit`` runs passes of ``_run_pass``; the record."""
+    """Base of the binary online learners: ``fit`` runs passes of ``_run_pass``; the record.
+
+    Public as ``lincls.learners.OnlineBinaryClassifier``. A subclass (a learner of lincls, or of
+    a plugin registered with ``lincls.plugins.register_learner``) provides:
+
+    - ``__init__`` taking every option as a keyword and storing it, unchanged, as the attribute
+      of that name (scikit-learn's rule: no checks there), among them ``max_passes``,
+      ``stop_when_converged``, ``shuffle`` and ``random_state`` (a run sets ``max_passes`` and
+      ``random_state`` from its ``passes`` and ``seed``);
+    - ``_check_params()``: the range checks of its options, each refused as a
+      ``lincls.errors.LinclsInputError`` naming the option (calling ``super()._check_params()``);
+    - ``_init_weights(X, coef_init, intercept_init)``: sets ``coef_`` (shape (1, d), X's dtype)
+      and ``intercept_`` (shape (1,)), ``initial_weights`` giving zeros or the given values;
+    - ``_run_pass(X, y, order)``: one pass over the rows ``order`` of ``X`` with labels ``y`` in
+      ±1, updating ``coef_`` and ``intercept_`` in place, returning (mistakes, updates, the rows
+      of the mistakes, their 0-based steps within the pass), the last two int64 arrays; a
+      mistake is y·(w·x + b) ≤ 0.
+
+    It gives the rest: ``fit`` (up to ``max_passes`` passes, shuffled if ``shuffle``, stopping
+    at a pass without updates if ``stop_when_converged``), ``partial_fit``, ``predict``,
+    ``decision_function``, ``score``, ``classes_``, the checks of X and y, and the record the
+    bounds and tracking read (``mistakes_``, ``updates_``, ``mistakes_per_pass_``,
+    ``mistake_steps_``, ``mistake_indices_``, ``n_passes_``, ``converged_``, ``n_steps_``).
+    A learner of lincls also sets ``bound_family``, which of lincls's own bounds cover its rule;
+    a plugin's bounds name its class instead (``lincls.plugins.Bound.learner``).
+    """
 
     # Subclasses set these in __init__ (sklearn style: no logic there).
     max_passes: int

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from lincls.config import OnlineConfig
 from lincls.errors import check_number
-from lincls.learners._base import OnlineBinaryClassifier, initial_weights
+from lincls.learners import OnlineBinaryClassifier, initial_weights
 
 
 class NormalizedPerceptron(OnlineBinaryClassifier):
