@@ -15,7 +15,7 @@ import markdown
 import yaml
 
 from lincls.experiments.arguments import group_options
-from tests._docs_examples import ROOT
+from tests._docs_examples import COMMAND_TIMEOUT, ROOT, environment
 
 GEN = ROOT / "docs" / "_gen"
 
@@ -125,3 +125,31 @@ def test_the_plugin_api_page_documents_the_plugin_api_from_the_code():
         assert f"        - {method}\n" in page and f"``{method}" in contract, method
     nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
     assert "api/plugins.md" in str(nav)
+
+
+def test_a_study_of_your_own_runs_from_a_folder_of_yours(tmp_path):
+    """The sweeps page's own study: its YAML written where the page says, in a folder outside the
+    checkout, and its command run there as the page shows it (``--config-dir``, which a wheel
+    install needs: its ``conf/`` is inside site-packages); the runs carry the study's name."""
+    page = (ROOT / "docs" / "howto" / "sweeps.md").read_text()
+    section = page.split("### A study of your own", 1)[1]
+    where = re.search(r"This one is `([^`]+\.yaml)`", section).group(1)
+    study_yaml = re.search(r"```yaml\n(.*?)```", section, flags=re.DOTALL).group(1)
+    command = re.search(r"```console\n\$ (.*)\n```", section).group(1)
+    name = yaml.safe_load(study_yaml)["study"]
+    assert command.split()[0] == "lincls" and "--config-dir" in command
+    assert not tmp_path.is_relative_to(ROOT)
+    (tmp_path / where).parent.mkdir(parents=True)
+    (tmp_path / where).write_text(study_yaml)
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, env=environment(tmp_path), capture_output=True,
+        text=True, timeout=COMMAND_TIMEOUT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"sweep {name}: 4 jobs: 4 finished, 0 failed" in done.stdout + done.stderr
+
+    import lincls
+
+    runs = lincls.study(name, store=tmp_path / "results" / "mlflow.db").runs()
+    assert len(runs) == 4
+    assert sorted(runs["learner"]) == ["passive_aggressive"] * 2 + ["perceptron"] * 2
