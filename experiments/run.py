@@ -31,6 +31,7 @@ from lincls.config.run import RunConfig
 from lincls.errors import LinclsInputError
 from lincls.experiments.arguments import GROUPS, group_options, run_help, wants_help, with_store
 from lincls.orders import canonical_orders
+from lincls.paths import check_home
 from lincls.runner import execute
 from lincls.sweeps import current_sweep, run_job
 from lincls.tracking.store import StoreError
@@ -266,6 +267,7 @@ def cli() -> None:
         end_process(0)
     try:
         sys.argv[1:] = with_store(sys.argv[1:])
+        check_home()  # Hydra makes its run folder there before any value is checked
     except LinclsInputError as exc:
         refuse(exc)
     try:

@@ -16,10 +16,37 @@ def project_root() -> Path | None:
     return here if (here / "pyproject.toml").is_file() else None
 
 
+HOME_VARIABLE = "LINCLS_HOME"
+
+
 def home() -> Path:
-    """Where the default store, reports and caches go: ``$LINCLS_HOME``, else ``results/`` of
-    the working directory (never the installed package's folder)."""
-    return Path(os.environ.get("LINCLS_HOME") or "results").absolute()
+    """Where the default store, reports and caches go: ``$LINCLS_HOME``, else (unset or empty)
+    ``results/`` of the working directory (never the installed package's folder)."""
+    return Path(os.environ.get(HOME_VARIABLE) or "results").absolute()
+
+
+def check_home() -> Path:
+    """The home (:func:`home`), once it is known to be a folder this user can write or make;
+    else ``LinclsInputError`` naming ``LINCLS_HOME`` and the fix. Nothing is left behind.
+
+    An empty ``LINCLS_HOME`` is taken out of the environment: it means unset here, and Hydra's
+    ``${oc.env:LINCLS_HOME,results}`` (its run folders) and this process's children then read
+    it so too, where Hydra would put its folders at the filesystem's root."""
+    if os.environ.get(HOME_VARIABLE) == "":
+        del os.environ[HOME_VARIABLE]
+    from lincls.config.run import check_writable
+    from lincls.errors import LinclsInputError
+
+    where = home()
+    try:
+        check_writable(HOME_VARIABLE, str(where))
+    except LinclsInputError as exc:
+        unset = "" if HOME_VARIABLE in os.environ else " (unset: results/ of the working folder)"
+        raise LinclsInputError(
+            HOME_VARIABLE + unset,
+            f"{exc.problem}; set LINCLS_HOME to a folder this user can write",
+        ) from None
+    return where
 
 
 def default_tracking_uri() -> str:

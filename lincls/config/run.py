@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import errno
 import os
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -224,9 +225,11 @@ def canonical_orders(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_writable(field: str, directory: str) -> None:
     """Raise ``LinclsInputError`` unless ``directory`` is a writable directory or can be made.
-    Nothing is made to find out: the nearest existing folder on its path must be a directory
-    this user may write (the cache makes the rest on its first write). Making and removing a
-    probe would race with another run checking the same path at once."""
+    Nothing is left behind: the nearest existing folder on its path must be a directory in which
+    this user can make a folder, tried with one of a name of its own, removed at once (the
+    permission bits pass anything for root, and a folder such as /proc takes none whatever they
+    say). The cache makes the rest on its first write. Making ``directory`` itself to find out
+    would race with another run checking the same path at once."""
     path = Path(directory).absolute()
     existing = next(p for p in (path, *path.parents) if p.exists())
     if not existing.is_dir():
@@ -234,8 +237,21 @@ def check_writable(field: str, directory: str) -> None:
     elif not os.access(existing, os.W_OK | os.X_OK):
         reason = os.strerror(errno.EACCES)
     else:
-        return
+        reason = _cannot_make_in(existing)
+        if reason is None:
+            return
     if existing == path:
         problem = "is not writable by this user" if path.is_dir() else "is not a directory"
         raise LinclsInputError(field, f"{directory} {problem}")
     raise LinclsInputError(field, f"cannot create {directory} ({reason})")
+
+
+def _cannot_make_in(folder: Path) -> str | None:
+    """Why no folder can be made in ``folder`` (its error's text), else None."""
+    probe = folder / f".lincls-probe-{os.getpid()}-{uuid.uuid4().hex}"
+    try:
+        probe.mkdir()
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    probe.rmdir()
+    return None
