@@ -75,7 +75,10 @@ def run_help(program: str = "lincls run") -> str:
     conf = conf_dir()
     experiments = sorted((conf / "experiment").glob("*.yaml"))
     pad = max((len(p.stem) for p in experiments), default=0) + 2
-    store = paths.resolve_tracking_uri()
+    try:
+        store = paths.resolve_tracking_uri()
+    except LinclsInputError as exc:  # the help still shows, saying what is wrong
+        store = f"none: {exc}"
     lines = [
         f"usage: {program} [--store URI] [-m] [key=value ...]",
         "",

@@ -55,8 +55,15 @@ def default_tracking_uri() -> str:
 
 
 def resolve_tracking_uri(uri: str | None = None) -> str:
-    """The store to use: ``uri`` if given, else ``MLFLOW_TRACKING_URI``, else the default."""
-    return uri or os.environ.get("MLFLOW_TRACKING_URI") or default_tracking_uri()
+    """The store to use: ``uri`` if given (``tracking.uri``), else ``MLFLOW_TRACKING_URI``, else
+    the default; a path is read as :func:`store_uri` reads one (a ``.db`` file, else refused
+    naming where it came from)."""
+    if uri:
+        return store_uri(uri, "tracking.uri")
+    given = os.environ.get("MLFLOW_TRACKING_URI")
+    if given:
+        return store_uri(given, "MLFLOW_TRACKING_URI")
+    return default_tracking_uri()
 
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

@@ -6,12 +6,15 @@ study's curves, a sweeper's grid outside a named study, and a report piped into 
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
+
+from lincls.errors import LinclsInputError
 
 SMALL = ["dataset.n=30", "dataset.n_test=10", "certificates.svm=false"]
 FIX = "set LINCLS_HOME to a folder this user can write"
@@ -78,6 +81,31 @@ def test_a_read_only_home_is_one_line(read_only_dir, work):
         assert os.listdir(locked) == [] and os.listdir(work) == []
 
 
+@pytest.mark.parametrize("form", ["uri", "path", "environment"])
+def test_a_store_in_a_folder_that_does_not_exist_is_refused_and_not_made(form, work, tmp_path):
+    db = tmp_path / "nonexistent_dir" / "x.db"
+    home = tmp_path / "home"
+    given = {"uri": ["--store", f"sqlite:///{db}"], "path": ["--store", str(db)], "environment": []}
+    env = {"LINCLS_HOME": str(home)}
+    if form == "environment":
+        env["MLFLOW_TRACKING_URI"] = f"sqlite:///{db}"
+    done = cli("run", *given[form], *SMALL, cwd=work, env=env, capture_output=True)
+    line = refused(done, "tracking.uri: ")
+    assert line == (f"error: tracking.uri: the store's folder {db.parent} does not exist; make it "
+                    "first, or give a .db file in a folder that exists")  # fmt: skip
+    assert not db.parent.exists() and not home.exists() and os.listdir(work) == []
+
+
+def test_the_api_refuses_a_store_whose_folder_does_not_exist(tmp_path, monkeypatch):
+    import lincls
+
+    monkeypatch.setenv("LINCLS_HOME", str(tmp_path / "home"))
+    with pytest.raises(LinclsInputError) as raised:
+        lincls.run("perceptron", "separable", store=tmp_path / "nowhere" / "x.db", passes=1)
+    assert raised.value.field == "tracking.uri" and "does not exist" in raised.value.problem
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
 def test_a_cache_folder_that_cannot_be_made_is_one_line_before_any_run(work, tmp_path):
     db = tmp_path / "store.db"
@@ -87,3 +115,62 @@ def test_a_cache_folder_that_cannot_be_made_is_one_line_before_any_run(work, tmp
     line = refused(done, "certificates.cache_dir: ")
     assert line.endswith(": cannot create /proc/nope (No such file or directory)")
     assert sorted(os.listdir(tmp_path)) == ["work"] and os.listdir(work) == []  # no store, no run
+
+
+@pytest.mark.parametrize("how", ["tracking.uri", "MLFLOW_TRACKING_URI"])
+def test_a_path_that_is_no_db_file_as_the_store_is_one_line(how, work, tmp_path):
+    path = tmp_path / "some" / "path"
+    overrides = [f"tracking.uri={path}"] if how == "tracking.uri" else []
+    env = {"LINCLS_HOME": str(tmp_path / "home")}
+    if how == "MLFLOW_TRACKING_URI":
+        env["MLFLOW_TRACKING_URI"] = str(path)
+    done = cli("run", *overrides, *SMALL, cwd=work, env=env, capture_output=True)
+    assert refused(done, f"{how}: ") == (
+        f"error: {how}: must be a tracking URI (sqlite:///…, postgresql://…, http://…) or a path "
+        f"to a .db file, got '{path}'"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["work"] and os.listdir(work) == []
+
+
+def test_a_db_path_as_tracking_uri_is_a_sqlite_store_as_for_store(work, tmp_path):
+    db = tmp_path / "runs.db"
+    env = {"LINCLS_HOME": str(tmp_path / "home")}
+    done = cli("run", f"tracking.uri={db}", *SMALL, cwd=work, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert f"lincls ui --store sqlite:///{db}," in done.stdout
+    with sqlite3.connect(db) as store:
+        assert store.execute("SELECT status FROM runs").fetchall() == [("FINISHED",)]
+
+
+def test_a_folder_store_uri_is_one_line(work, tmp_path):
+    uri = f"file://{tmp_path / 'mlruns'}"
+    env = {"LINCLS_HOME": str(tmp_path / "home")}
+    done = cli("run", f"tracking.uri={uri}", *SMALL, cwd=work, env=env, capture_output=True)
+    assert refused(done, "tracking.uri: MLflow writes no folder store").endswith(
+        "give a SQLite file: a path ending in .db, or sqlite:///<path>.db"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["work"] and os.listdir(work) == []
+
+
+def test_a_store_of_no_scheme_is_lincls_error_in_the_api_and_the_report(work, tmp_path):
+    import lincls
+
+    for call in (lambda: lincls.studies(store="nowhere://x"),
+                 lambda: lincls.study("s", store="nowhere://x")):  # fmt: skip
+        with pytest.raises(LinclsInputError) as raised:
+            call()
+        assert raised.value.field == "store"
+        assert raised.value.problem.startswith("must start with one of sqlite://")
+    done = cli("report", "s", "--store", "nowhere://x", cwd=work,
+                  env={"LINCLS_HOME": str(tmp_path / "home")}, capture_output=True)  # fmt: skip
+    refused(done, "--store: must start with one of sqlite://")
+    assert sorted(os.listdir(tmp_path)) == ["work"] and os.listdir(work) == []
+
+
+def test_a_folder_store_passes_where_mlflow_is_told_to_allow_it(monkeypatch):
+    from lincls.tracking.store import check_uri
+
+    with pytest.raises(LinclsInputError):
+        check_uri("file:///tmp/mlruns")
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    check_uri("file:///tmp/mlruns")

@@ -41,7 +41,7 @@ def test_a_uri_of_no_store_names_tracking_uri_and_the_schemes(uri):
 
 
 @pytest.mark.parametrize(
-    "uri", ["http://127.0.0.1:5000", "postgresql+psycopg://u:p@h/db", "file:///tmp/mlruns"]
+    "uri", ["http://127.0.0.1:5000", "postgresql+psycopg://u:p@h/db", "mysql://u:p@h/db"]
 )
 def test_uris_of_real_stores_pass(uri):
     check_uri(uri)

@@ -1,9 +1,9 @@
 """The tracking store as many processes share it: checked, opened under a lock, given a budget.
 
 - ``check_uri`` refuses a URI lincls cannot write to before anything is stored: an unknown
-  scheme, a directory, or a SQLite file in a directory that cannot be written (MLflow would
-  otherwise retry for about two minutes and end in a long traceback that never names
-  ``tracking.uri``).
+  scheme, a folder store, a directory, or a SQLite file in a folder that does not exist (but
+  the default store's) or cannot be written (MLflow would otherwise retry for about two minutes
+  and end in a long traceback that never names ``tracking.uri``).
 - ``lincls.tracking.schema.check_store`` refuses a database that is not an MLflow store of this
   MLflow's schema, and reaches a database server within the retry budget.
 - ``store_lock`` serialises the creation and migration of a SQLite or PostgreSQL store across
@@ -35,7 +35,7 @@ from lincls.config.run import (  # the defaults live with the settings they are 
     check_tracking,
 )
 from lincls.errors import LinclsInputError
-from lincls.paths import sqlite_path
+from lincls.paths import check_home, default_tracking_uri, sqlite_path
 
 # The schemes of MLflow's tracking stores (a database URI may name a driver: postgresql+psycopg).
 SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
@@ -47,27 +47,49 @@ class StoreError(RuntimeError):
     """The store did not answer within the retry budget; the message is one line."""
 
 
-def check_uri(uri: str) -> None:
-    """Raise ``LinclsInputError`` (field ``tracking.uri``) for a store lincls cannot write."""
+def check_scheme(uri: str, field: str = "tracking.uri") -> None:
+    """Raise ``LinclsInputError`` (naming ``field``) for a URI of no store MLflow writes: an
+    unknown scheme, a relative SQLite URI, or a folder store (``file://``, which MLflow refuses
+    unless ``MLFLOW_ALLOW_FILE_STORE`` is true)."""
     scheme = uri.partition(":")[0].partition("+")[0].lower() if ":" in uri else ""
     if os.path.isabs(uri) and scheme == "":
         scheme = "file"
     if scheme not in SCHEMES:
         allowed = ", ".join(f"{s}://" for s in SCHEMES)
-        raise LinclsInputError("tracking.uri", f"must start with one of {allowed}; got {uri!r}")
+        raise LinclsInputError(field, f"must start with one of {allowed}; got {uri!r}")
     if scheme == "sqlite" and not uri.startswith("sqlite:///"):
-        raise LinclsInputError("tracking.uri", f"a SQLite store is sqlite:///<file>; got {uri!r}")
+        raise LinclsInputError(field, f"a SQLite store is sqlite:///<file>; got {uri!r}")
+    allowed_files = os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() in ("true", "1")
+    if scheme == "file" and not allowed_files:
+        raise LinclsInputError(
+            field, f"MLflow writes no folder store ({uri!r}); give a SQLite file: a path ending "
+            "in .db, or sqlite:///<path>.db")  # fmt: skip
+
+
+def check_uri(uri: str) -> None:
+    """Raise ``LinclsInputError`` (field ``tracking.uri``) for a store lincls cannot write.
+
+    A SQLite store's folder must exist, except the default store's (``$LINCLS_HOME``, which is
+    lincls's to make): a folder the user named and mistyped is never made."""
+    check_scheme(uri)
     db = sqlite_path(uri)
     if db is None:
         return
     if db.is_dir():
         raise LinclsInputError("tracking.uri", f"{db} is a directory, not a SQLite file")
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+    if uri == default_tracking_uri():
+        check_home()
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LinclsInputError(
+                "tracking.uri", f"cannot create the store's directory {db.parent} ({exc.strerror})"
+            ) from None
+    elif not db.parent.is_dir():
+        problem = "is not a folder" if db.parent.exists() else "does not exist"
         raise LinclsInputError(
-            "tracking.uri", f"cannot create the store's directory {db.parent} ({exc.strerror})"
-        ) from None
+            "tracking.uri", f"the store's folder {db.parent} {problem}; make it first, or give "
+            "a .db file in a folder that exists")  # fmt: skip
     if not os.access(db.parent, os.W_OK) or (db.exists() and not os.access(db, os.W_OK)):
         raise LinclsInputError(
             "tracking.uri", f"the store {db} is in a directory this user cannot write"
@@ -75,9 +97,10 @@ def check_uri(uri: str) -> None:
 
 
 def check_store_file(uri: str, field: str) -> None:
-    """Raise ``LinclsInputError`` (naming ``field``) unless a SQLite ``uri`` names an MLflow
-    store: a file that exists, is a SQLite database and has MLflow's tables. What reads a store
-    must never make one (SQLAlchemy would make an empty file, then fail on its tables).
+    """Raise ``LinclsInputError`` (naming ``field``) unless ``uri`` is of a store's scheme
+    (``check_scheme``) and, a SQLite ``uri``, names an MLflow store: a file that exists, is a
+    SQLite database and has MLflow's tables. What reads a store must never make one
+    (SQLAlchemy would make an empty file, then fail on its tables).
 
     The file is read through SQLite alone, read-write (which never makes a file): a read-only
     connection to a store in WAL mode can fail, and opening and closing the file any other way
@@ -85,6 +108,7 @@ def check_store_file(uri: str, field: str) -> None:
     database (or a damaged one) is refused."""
     from urllib.parse import quote
 
+    check_scheme(uri, field)
     db = sqlite_path(uri)
     if db is None:
         return
