@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import signal
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -20,7 +22,7 @@ from collections.abc import Callable, Sequence
 from lincls import tracking
 from lincls.errors import LinclsInputError
 from lincls.experiments.arguments import run_help, store_uri, wants_help, with_store
-from lincls.paths import sqlite_path
+from lincls.tracking.store import check_store_file
 
 UI_WORKERS = 2  # so one slow page does not hold up the others
 UI_APP = "lincls.experiments.ui_app:create_app()"
@@ -75,16 +77,52 @@ def ui_command(argv: Sequence[str]) -> tuple[list[str], dict[str, str], str]:
         "./results/mlflow.db)",
     )
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=5000)
+    parser.add_argument("--port", default="5000")  # read by check_address: one line if bad
     args = parser.parse_args(argv)
+    port = check_address(args.host, args.port)
     uri = tracking.resolve_tracking_uri(args.store and store_uri(args.store))
     host = f"[{args.host}]" if ":" in args.host else args.host
     command = [
         sys.executable, "-m", "gunicorn", "--preload", "--workers", str(UI_WORKERS),
-        "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", f"{host}:{args.port}",
+        "--worker-class", "uvicorn.workers.UvicornWorker", "--bind", f"{host}:{port}",
         "--timeout", "0", "--config", "python:lincls.experiments.ui_server", UI_APP,
     ]  # fmt: skip
     return command, ui_environment(uri, tracking.artifact_root(uri)), uri
+
+
+def check_address(host: str, port: str) -> int:
+    """The port ``lincls ui`` serves on, once ``host`` and ``port`` are an address this machine
+    can listen on now (``LinclsInputError`` naming ``--port`` or ``--host`` otherwise): the
+    server would find out only after its seconds of start-up, in a block of lines."""
+    import socket
+
+    try:
+        number = int(port)
+    except ValueError:
+        number = None
+    if number is None or not 1 <= number <= 65535:
+        raise LinclsInputError("--port", f"must be an integer in [1, 65535], got {port!r}")
+    try:
+        found = socket.getaddrinfo(host, number, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        problem = getattr(exc, "strerror", None) or str(exc)
+        raise LinclsInputError(
+            "--host", f"{host!r} is no address of this machine ({problem}); e.g. 127.0.0.1, or "
+            "0.0.0.0 for every interface") from None  # fmt: skip
+    family, kind, protocol, _, address = found[0]
+    with socket.socket(family, kind, protocol) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            taken = exc.errno == errno.EADDRINUSE
+            problem = "is in use (another server listens there)" if taken else (
+                f"cannot be listened on here ({exc.strerror})")  # fmt: skip
+            field = "--port" if taken or exc.errno == errno.EACCES else "--host"
+            raise LinclsInputError(
+                field, f"{host}:{number} {problem}; choose another --port or --host"
+            ) from None
+    return number
 
 
 def run_main(argv: list[str]) -> int:
@@ -119,11 +157,8 @@ def ui_main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     bind = args[args.index("--bind") + 1]
-    db = sqlite_path(store)
-    if db is not None and not db.is_file():  # the UI shows a store runs made: it makes none
-        print(f"error: --store: no MLflow store at {store} (run a sweep first)", file=sys.stderr)
-        return 2
-    try:  # a store lincls must not open is one line
+    try:  # the UI shows a store runs made: it makes none; a store lincls must not open is one line
+        check_store_file(store, "--store")
         _, experiment_id = tracking.open_experiment(store)
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -177,7 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: command: must be one of {', '.join(COMMANDS)}, got {command!r}",
               file=sys.stderr)  # fmt: skip
         return 2
-    return handler(rest)
+    try:
+        return handler(rest)
+    except BrokenPipeError:  # the reader of stdout left (lincls report … | head -1): end quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        return 128 + signal.SIGPIPE  # as a command that SIGPIPE ended
 
 
 if __name__ == "__main__":

@@ -6,9 +6,11 @@ study's curves, a sweeper's grid outside a named study, and a report piped into 
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -152,6 +154,43 @@ def test_a_folder_store_uri_is_one_line(work, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["work"] and os.listdir(work) == []
 
 
+@pytest.fixture
+def busy_port():
+    """A port a server listens on (not a lincls UI's)."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        yield server.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    "arguments, says",
+    [
+        (["--port", "99999"], "--port: must be an integer in [1, 65535], got '99999'"),
+        (["--port", "-1"], "--port: must be an integer in [1, 65535], got '-1'"),
+        (["--port", "abc"], "--port: must be an integer in [1, 65535], got 'abc'"),
+        (["--host", "nosuch.invalid"], "--host: 'nosuch.invalid' is no address of this machine"),
+        (
+            ["--port", "{busy}"],
+            "--port: 127.0.0.1:{busy} is in use (another server listens there); "
+            "choose another --port or --host",
+        ),
+    ],
+)
+def test_a_ui_address_it_cannot_listen_on_is_one_line_at_once(arguments, says, busy_port,
+                                                              work, tmp_path):  # fmt: skip
+    home = tmp_path / "home"
+    arguments = [a.format(busy=busy_port) for a in arguments]
+    start = time.monotonic()
+    done = cli("ui", *arguments, cwd=work, env={"LINCLS_HOME": str(home)}, capture_output=True)
+    took = time.monotonic() - start
+    assert refused(done, says.format(busy=busy_port).partition(" ")[0])
+    assert done.stderr.startswith(f"error: {says.format(busy=busy_port)}")
+    assert done.stdout == ""  # no address of a UI that will not start
+    assert took < 10, took  # was 10-17 s: the server's start, then its error
+    assert not home.exists() and os.listdir(work) == []
+
+
 def test_a_store_of_no_scheme_is_lincls_error_in_the_api_and_the_report(work, tmp_path):
     import lincls
 
@@ -165,6 +204,30 @@ def test_a_store_of_no_scheme_is_lincls_error_in_the_api_and_the_report(work, tm
                   env={"LINCLS_HOME": str(tmp_path / "home")}, capture_output=True)  # fmt: skip
     refused(done, "--store: must start with one of sqlite://")
     assert sorted(os.listdir(tmp_path)) == ["work"] and os.listdir(work) == []
+
+
+@pytest.fixture(scope="module")
+def one_run_study(tmp_path_factory) -> tuple[Path, Path]:
+    """(home, store) holding one run of the study ``edges``."""
+    home = tmp_path_factory.mktemp("edges")
+    done = cli("run", "study=edges", *SMALL, cwd=home, env={"LINCLS_HOME": str(home)},
+                  capture_output=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return home, home / "mlflow.db"
+
+
+def test_a_report_whose_reader_left_ends_quietly(one_run_study):
+    home, _ = one_run_study
+    read, write = os.pipe()
+    os.close(read)  # the reader left before the first line (lincls report … | head -0)
+    try:
+        done = cli("report", "edges", cwd=home, env={"LINCLS_HOME": str(home)}, stdout=write,
+                      stderr=subprocess.PIPE)  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.stderr == ""  # was a BrokenPipeError traceback
+    assert done.returncode == 141  # as a command SIGPIPE ended
+    assert (home / "edges" / "report.md").is_file()
 
 
 def test_a_folder_store_passes_where_mlflow_is_told_to_allow_it(monkeypatch):
