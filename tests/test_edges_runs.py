@@ -1,0 +1,75 @@
+"""Edges of a run that bad input or a broken piece reaches: a file's data judged before any run
+exists (one line naming the file, the cell and the allowed range, exit 2, nothing stored), and
+what cannot be judged before (a plugin bound that raises, a corrupt certificate cache) contained
+in the run that meets it."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+
+from lincls.data import files
+from lincls.errors import LinclsInputError
+
+WIDE = 200_000  # columns of a wide file: its header check was quadratic (hours at this width)
+
+
+def _wide_csv(path, names: list[str], rows: int = 3) -> None:
+    """A CSV of ``names`` as its header and ``rows`` rows of small numbers."""
+    cells = ",".join(["1"] * len(names))
+    path.write_text(",".join(names) + "\n" + "".join(cells + "\n" for _ in range(rows)))
+
+
+@pytest.mark.timeout(120)
+def test_a_200000_column_header_is_checked_in_one_pass(tmp_path):
+    """The duplicate at the end of a 200,000-column header is named before pandas reads the
+    rows; a header without one passes the check."""
+    distinct = [f"x{k}" for k in range(WIDE)] + ["label"]
+    _wide_csv(tmp_path / "wide.csv", distinct)
+    files._check_unique_header(tmp_path / "wide.csv", "path")
+    _wide_csv(tmp_path / "twice.csv", [*distinct, "x7"])
+    with pytest.raises(LinclsInputError) as refused:
+        files.load_csv(tmp_path / "twice.csv")
+    assert str(refused.value) == (
+        f"path: {tmp_path / 'twice.csv'} line 1: column names must be unique; 'x7' names columns "
+        f"8 and {WIDE + 2}"
+    )
+
+
+def _only_line(done) -> str:
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+RULE = "a feature must be in [-1e100, 1e100], so that a run's sums of squares stay finite"
+
+
+def test_a_csv_value_near_the_float_limit_is_one_line_and_nothing_stored(tmp_path):
+    """Before: an OverflowError or a NaN histogram's ValueError in a FAILED run (and in a sweep
+    the other configs ran)."""
+    big = tmp_path / "big.csv"
+    big.write_text("a,b,label\n1,2,1\n-3,1.5e308,-1\n2,2,1\n-1,-1,-1\n")
+    fine = tmp_path / "fine.csv"
+    fine.write_text("a,b,label\n1,2,1\n-3,-1e100,-1\n2,2,1\n-1,-1,-1\n")
+    db = tmp_path / "store" / "mlflow.db"
+    store = f"tracking.uri=sqlite:///{db}"
+    done = run_cli(["dataset=csv", f"dataset.path={big}", store], cwd=tmp_path)
+    says = f"error: dataset.path: {big} line 3, column 'b': 1.5e308 is out of range; {RULE}"
+    assert _only_line(done) == says
+    sweep = run_cli(["-m", "dataset=csv", f"dataset.path={fine},{big}", store], cwd=tmp_path)
+    assert _only_line(sweep).startswith(says + " (config 2 of 2: ")
+    assert _only_line(sweep).endswith("; no config was run)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.csv", "fine.csv"]
+
+
+def test_an_svmlight_value_near_the_float_limit_is_one_line(tmp_path):
+    path = tmp_path / "big.svm"
+    path.write_text("1 1:0.5 2:1\n-1 1:-2e200 2:1\n")
+    with pytest.raises(LinclsInputError) as refused:
+        files.load_svmlight(path)
+    assert str(refused.value) == (
+        f"path: {path} line 2: -2e200 in '1:-2e200' is out of range; {RULE}"
+    )
