@@ -230,6 +230,43 @@ def test_a_report_whose_reader_left_ends_quietly(one_run_study):
     assert (home / "edges" / "report.md").is_file()
 
 
+def test_a_curve_no_run_logged_names_those_they_did(one_run_study):
+    import lincls
+
+    _, db = one_run_study
+    study = lincls.study("edges", store=db)
+    assert len(study.curves("cumulative_mistakes")) > 0
+    with pytest.raises(LinclsInputError) as raised:
+        study.curves("nope")
+    assert raised.value.field == "curve"
+    assert raised.value.problem.startswith(
+        "no run of study 'edges' logged 'nope'; its runs' curves: "
+    )
+    assert "cumulative_mistakes, " in raised.value.problem
+    from mlflow.tracking import MlflowClient
+
+    from lincls.tracking.record_rows import client_curve_names
+
+    listed = raised.value.problem.rpartition("curves: ")[2].split(", ")
+    run_ids = list(study.selection.runs["run_id"])  # the same names through MLflow's client
+    assert sorted(client_curve_names(MlflowClient(f"sqlite:///{db}"), run_ids)) == listed
+
+
+@pytest.mark.parametrize("multirun", [[], ["-m"]])
+@pytest.mark.parametrize(
+    "grid", ["hydra.sweeper.params={seed:'0,1'}", "hydra.sweeper.params.seed=0"]
+)
+def test_a_sweeper_grid_key_outside_a_named_study_is_one_line(grid, multirun, work, tmp_path):
+    home = tmp_path / "home"
+    done = cli("run", *multirun, grid, *SMALL, cwd=work, env={"LINCLS_HOME": str(home)},
+                  capture_output=True)  # fmt: skip
+    assert refused(done, "hydra.sweeper.params.seed: ") == (
+        "error: hydra.sweeper.params.seed: is not a key of hydra.sweeper.params; sweep it on the "
+        "command line (-m seed=a,b), or add it to the grid (+hydra.sweeper.params.seed=a,b)"
+    )
+    assert not home.exists() and os.listdir(work) == []
+
+
 def test_a_folder_store_passes_where_mlflow_is_told_to_allow_it(monkeypatch):
     from lincls.tracking.store import check_uri
 

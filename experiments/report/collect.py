@@ -20,7 +20,8 @@ import pandas as pd
 
 from lincls.errors import LinclsInputError
 from lincls.tracking import reader
-from lincls.tracking.record_rows import histories, latest_of
+from lincls.tracking.record_rows import client_curve_names, histories, latest_of
+from lincls.tracking.record_rows import curve_names as record_curve_names
 
 PAGE_SIZE = 1000  # runs per search_runs page
 ROLE_SWEEP = "sweep"
@@ -326,6 +327,18 @@ def metric_histories(client, run_ids: Iterable[str], key: str) -> dict[str, Curv
         finally:
             engine.dispose()
     return histories(client, run_ids, [key])[key]
+
+
+def curve_names(client, run_ids: Sequence[str]) -> list[str]:
+    """The curves the runs ``run_ids`` logged (any of them), sorted: read with SQL where
+    ``tracking.reader`` reads the store, else through MLflow's client."""
+    engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
+    if engine is None:
+        return sorted(client_curve_names(client, run_ids))
+    try:
+        return sorted(record_curve_names(engine, run_ids))
+    finally:
+        engine.dispose()
 
 
 def column(frame: pd.DataFrame, name: str) -> pd.Series:

@@ -146,7 +146,8 @@ class Study:
 
     def curves(self, name: str = plots.CURVE_METRIC) -> pd.DataFrame:
         """The logged curve ``name`` of every run in long format: ``run`` (its id), ``step``
-        (int64) and ``value`` (float64), in the runs' order then by step.
+        (int64) and ``value`` (float64), in the runs' order then by step. A name no run logged
+        raises ``LinclsInputError`` naming the curves they did.
 
         >>> demo.curves("cumulative_mistakes").columns.tolist()
         ['run', 'step', 'value']
@@ -164,6 +165,11 @@ class Study:
             for run_id in run_ids
             if (points := histories.get(run_id))
         ]
+        if not frames and run_ids:
+            names = collect.curve_names(self._client, run_ids)
+            raise LinclsInputError(
+                "curve", f"no run of study {self.name!r} logged {name!r}; its runs' curves: "
+                f"{', '.join(names) or 'none'}")  # fmt: skip
         if not frames:
             return pd.DataFrame({"run": pd.Series(dtype=object), "step": pd.Series(dtype=np.int64),
                                  "value": pd.Series(dtype=np.float64)})  # fmt: skip

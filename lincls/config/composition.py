@@ -30,6 +30,7 @@ _KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a s
 # OmegaConf's message of a value its node cannot hold: "Value 'x' of type 'str' could not be …"
 _NOT_CONVERTED = re.compile(r"^Value '(?P<value>.*)' (of type|is not a valid)")
 SCHEMA_SUFFIX = "_schema"  # a structured config behind a YAML option (``config.register_configs``)
+SWEEPER_PARAMS = "hydra.sweeper.params"  # the sweep's grid (``hydra_plugins.lincls_sweeps``)
 _AMBIGUOUS = re.compile(r"^Ambiguous value for argument '(?P<key>[^=']+)=(?P<value>[^']*)'")
 
 
@@ -134,6 +135,11 @@ def _node_error(error: Any) -> LinclsInputError:
     field, schema = str(error.full_key), error.object_type
     parent = field.rpartition(".")[0] or "the config"
     if isinstance(error, ConfigAttributeError | ConfigKeyError):
+        if parent == SWEEPER_PARAMS:  # a named study's grid; outside one it has no keys
+            key = field.rpartition(".")[2]
+            return LinclsInputError(
+                field, f"is not a key of {parent}; sweep it on the command line (-m {key}=a,b), "
+                f"or add it to the grid (+{field}=a,b)")  # fmt: skip
         if not dataclasses.is_dataclass(schema):
             return LinclsInputError(field, f"is not a key of {parent}")
         keys = ", ".join(_keys(schema))

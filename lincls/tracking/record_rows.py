@@ -164,6 +164,38 @@ def _stored_records(db: Any, run_ids: Sequence[str]) -> dict[str, Record]:
     return records_of(pa.table([pa.array(c, pa.string()) for c in columns], schema=LONG_TAGS))
 
 
+def curve_names(engine: Any, run_ids: Sequence[str]) -> set[str]:
+    """The curves the runs ``run_ids`` logged: their records' and the metrics MLflow holds at a
+    step past 0 (a run written before runs kept records)."""
+    import sqlalchemy
+
+    statement = sqlalchemy.text(
+        "SELECT DISTINCT key FROM metrics WHERE run_uuid IN :ids AND step > 0"
+    ).bindparams(sqlalchemy.bindparam("ids", expanding=True))
+    names: set[str] = set()
+    with engine.connect() as db:
+        for k in range(0, len(run_ids), IDS_PER_QUERY):
+            chunk = {"ids": list(run_ids[k : k + IDS_PER_QUERY])}
+            names.update(row[0] for row in db.execute(statement, chunk))
+        for record in _stored_records(db, list(run_ids)).values():
+            names.update(record.curves)
+    return names
+
+
+def client_curve_names(client: Any, run_ids: Iterable[str]) -> set[str]:
+    """``curve_names`` through MLflow's client (a run without a record: its metrics that MLflow
+    holds more than one point of)."""
+    names: set[str] = set()
+    for run_id in run_ids:
+        run = client.get_run(run_id)
+        record = read(run.data.tags)
+        if record is not None:
+            names.update(record.curves)
+            continue
+        names.update(k for k in run.data.metrics if len(client.get_metric_history(run_id, k)) > 1)
+    return names
+
+
 def history(client: Any, run_id: str, key: str, record: Record | None = None) -> Curve:
     """One run's logged points of ``key`` through MLflow's client, by step then time: MLflow's
     metric history and its record's (``record``, else read from the run's tags)."""
