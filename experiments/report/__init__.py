@@ -280,7 +280,7 @@ def main(
     )
     page = tracking.ui_path(experiment_id)
     if uri == tracking.default_tracking_uri():
-        print(f"MLflow UI: lincls ui (or make ui), then http://127.0.0.1:5000/{page}")
+        print(f"MLflow UI: lincls ui, then http://127.0.0.1:5000/{page}")
     else:
         print(f"MLflow UI: lincls ui --store {uri}, then http://127.0.0.1:5000/{page}")
     return 0

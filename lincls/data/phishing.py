@@ -29,7 +29,7 @@ def phishing_path() -> Path:
     spec = importlib.util.find_spec("river")
     if spec is None or spec.origin is None:
         raise LinclsInputError(
-            "name", "phishing is read from river's wheel: install river (make setup)"
+            "name", "phishing is read from river's wheel: install river (pip install river)"
         )
     path = Path(spec.origin).parent.joinpath(*PHISHING)
     if not path.is_file():

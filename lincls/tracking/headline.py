@@ -88,7 +88,7 @@ class Headline:
         lines += [
             "",
             "The study report (tables, slopes, plots) is `report/report.html` among this run's "
-            "artifacts once `lincls report` (or `make run`) has written it.",
+            "artifacts once `lincls report` has written it.",
         ]
         return "\n".join(lines)
 
