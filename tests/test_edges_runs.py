@@ -5,9 +5,13 @@ in the run that meets it."""
 
 from __future__ import annotations
 
-import pytest
-from conftest import run_cli
+import sys
 
+import pytest
+from conftest import ROOT, run_cli, runs_of
+
+import lincls
+from lincls import bounds, plugins, registry
 from lincls.data import files
 from lincls.errors import LinclsInputError
 
@@ -73,3 +77,57 @@ def test_an_svmlight_value_near_the_float_limit_is_one_line(tmp_path):
     assert str(refused.value) == (
         f"path: {path} line 2: -2e200 in '1:-2e200' is out of range; {RULE}"
     )
+
+
+# --- what cannot be judged before -----------------------------------------------------------
+
+EXAMPLE = ROOT / "examples" / "lincls-example"
+LEARNER = "normalized_perceptron"
+
+
+def _boom(facts) -> float:
+    raise ZeroDivisionError("the plugin's own division")
+
+
+@pytest.fixture
+def raising_bounds():
+    """The example plugin's learner and bounds, with three bounds of it that raise: in their
+    value, their check and their best comparator; unregistered afterwards."""
+    sys.path.insert(0, str(EXAMPLE))
+    import lincls_example
+
+    lincls_example.register()
+    learner = lincls_example.NormalizedPerceptron
+    made = {
+        "raises_in_value": {"value": _boom},
+        "raises_in_check": {"value": lambda facts: 1e9, "check": _boom},
+        "raises_in_best": {"value": lambda facts: 1e9, "best": _boom},
+    }
+    for name, functions in made.items():
+        plugins.register_bound(plugins.Bound(name, learner, theorem="none: raises (a test)",
+                                             rule="any", **functions))  # fmt: skip
+    yield sorted(made)
+    for name in [*made, LEARNER, "normalized_novikoff", "normalized_novikoff_halved"]:
+        plugins.unregister(name)
+    registry.learners()
+    bounds.plugin_bounds()
+    sys.path.remove(str(EXAMPLE))
+
+
+def test_a_plugin_bound_that_raises_is_skipped_and_tagged_and_the_run_finishes(
+    raising_bounds, tmp_path
+):
+    """Before: the exception ended every run of the learner, stored FAILED."""
+    db = tmp_path / "mlflow.db"
+    result = lincls.run(LEARNER, {"n": 60}, store=db, study="raising")
+    (stored,) = runs_of(f"sqlite:///{db}")
+    assert stored.info.status == "FINISHED" and stored.info.run_id == result.run_id
+    metrics, tags = stored.data.metrics, stored.data.tags
+    assert "bound.normalized_novikoff" in metrics  # the plugin's other bounds are evaluated
+    skipped = dict(item.split(": ", 1) for item in tags["bounds.skipped"].split("; "))
+    assert {name: skipped[name] for name in raising_bounds} == {
+        "raises_in_best": "best raised ZeroDivisionError: the plugin's own division",
+        "raises_in_check": "check raised ZeroDivisionError: the plugin's own division",
+        "raises_in_value": "value raised ZeroDivisionError: the plugin's own division",
+    }
+    assert not any(f"bound.{name}" in metrics for name in raising_bounds)

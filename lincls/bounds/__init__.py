@@ -6,10 +6,14 @@ theorem applied to (x, c) and to the augmented separator (u, b/c). Compare a mis
 bound with ``holds`` (relative tolerance 1e-9: tight cases compute 3 as 2.9999999999999987).
 
 Bounds registered through ``lincls.plugins`` join ``REGISTRY`` when bounds are first evaluated
-(``evaluate``, ``family_of``: ``plugin_bounds``), each applying only to runs of its learner.
+(``evaluate``, ``family_of``: ``plugin_bounds``), each applying only to runs of its learner. A
+plugin bound whose ``check``, ``value`` or ``best`` raises (or returns what is no bound) is
+skipped on that run, ``bounds.skipped`` naming what raised and why; the run goes on.
 """
 
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from lincls import plugins
 from lincls.bounds import (
@@ -44,6 +48,7 @@ from lincls.bounds._registry import (
     RELATIVE_TOLERANCE,
     STATUSES,
     TEST_ERROR,
+    BoundRaised,
     BoundSpec,
     BoundValue,
     Evaluation,
@@ -77,13 +82,42 @@ from lincls.bounds.winnow import winnow1_bound, winnow2_bound
 _FROM_PLUGINS: dict[str, tuple[plugins.Bound, BoundSpec]] = {}
 
 
-def _gated(bound: plugins.Bound, function):
-    """``function`` on runs of ``bound.learner`` only; elsewhere the reason it does not apply."""
+def _contained(part: str, function: Callable[[RunFacts], Any], result: Callable[[Any], Any]):
+    """A plugin's ``function`` (its bound's ``part``) whose exception, or a return value that
+    ``result`` refuses, raises ``BoundRaised``: the bound is skipped, the run goes on."""
+
+    def contained(facts: RunFacts):
+        try:
+            return result(function(facts))
+        except Exception as exc:
+            problem = (str(exc).strip().splitlines() or [""])[0].replace(";", ",")
+            said = f"{type(exc).__name__}: {problem}" if problem else type(exc).__name__
+            raise BoundRaised(f"{part} raised {said}") from exc
+
+    return contained
+
+
+def _reason(found: Any) -> str | None:
+    if found is not None and not isinstance(found, str):
+        raise TypeError(f"returned {type(found).__name__}, not a reason (str) or None")
+    return found
+
+
+def _best(found: Any) -> BoundValue | str:
+    return found if isinstance(found, str) else _registry._as_bound_value(found)
+
+
+def _gated(bound: plugins.Bound, part: str):
+    """The bound's ``part`` (check or best, contained) on runs of ``bound.learner`` only;
+    elsewhere the reason it does not apply."""
+    function = getattr(bound, part)
+    result = _reason if part == "check" else _best
+    inner = None if function is None else _contained(part, function, result)
 
     def gated(facts: RunFacts):
         if type(facts.learner) is not bound.learner:
             return f"not a {bound.learner.__name__} (the rule it covers: {bound.rule})"
-        return None if function is None else function(facts)
+        return None if inner is None else inner(facts)
 
     return gated
 
@@ -109,9 +143,10 @@ def plugin_bounds() -> list[BoundSpec]:
             print(f"lincls: plugin bound {name!r} ({bound.source}) left out: a built-in "
                   "bound has its name", file=sys.stderr)  # fmt: skip
             continue
-        check = _gated(bound, bound.check)
-        best = None if bound.best is None else _gated(bound, bound.best)
-        spec = BoundSpec(name, check, bound.value, kind=bound.kind, best=best,
+        check = _gated(bound, "check")
+        best = None if bound.best is None else _gated(bound, "best")
+        value = _contained("value", bound.value, _registry._as_bound_value)
+        spec = BoundSpec(name, check, value, kind=bound.kind, best=best,
                          family=bound.family, sequence=bound.sequence,
                          source=_plugin_source(bound))  # fmt: skip
         REGISTRY.append(spec)

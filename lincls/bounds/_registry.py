@@ -206,8 +206,42 @@ def _as_bound_value(result: Any) -> BoundValue:
     return BoundValue(float(result))
 
 
+class BoundRaised(Exception):
+    """A bound's function raised, and the bound is one whose failure is contained (a plugin's,
+    wrapped by ``lincls.bounds``): the bound is skipped with this message as its reason."""
+
+
+def _best_value(spec: BoundSpec, trials, facts: RunFacts) -> tuple[BoundValue, str] | str:
+    """``spec`` at its best certificate or comparator, as (value, source); else why not."""
+    best: tuple[BoundValue, str] | None = None
+    reason = None
+    for cert, trial in trials:
+        why = spec.check(trial)
+        if why is not None:
+            reason = reason or why
+            continue
+        result = _as_bound_value(spec.value(trial))
+        if not math.isfinite(result.value):
+            reason = reason or "the bound is infinite"
+            continue
+        if best is None or result.value < best[0].value:
+            best = (result, cert.source if cert is not None else "none")
+    if spec.best is not None:
+        found = spec.best(facts)
+        if isinstance(found, str):
+            reason = reason or found
+        elif math.isfinite(found.value) and (best is None or holds(found.value, best[0].value)):
+            # A certificate that ties it to the solver's rounding is an optimal comparator
+            # too: the source is the optimum, the value the smaller of the two (a tight
+            # instance keeps its ratio of exactly 1).
+            value = found.value if best is None else min(found.value, best[0].value)
+            best = (BoundValue(value, found.details), BEST)
+    return best if best is not None else reason or "no certificate"
+
+
 def evaluate(facts: RunFacts) -> Evaluation:
-    """Every registered bound that applies to ``facts``, each at its best certificate."""
+    """Every registered bound that applies to ``facts``, each at its best certificate; one whose
+    function raises ``BoundRaised`` is skipped with its message."""
     candidates = facts.certificates or (facts.certificate,)
     values: dict[str, float] = {}
     test_error: dict[str, float] = {}
@@ -224,31 +258,12 @@ def evaluate(facts: RunFacts) -> Evaluation:
         if excluded:
             skipped[spec.name] = excluded
             continue
-        best: tuple[BoundValue, str] | None = None
-        reason = None
-        for cert, trial in trials:
-            why = spec.check(trial)
-            if why is not None:
-                reason = reason or why
-                continue
-            result = _as_bound_value(spec.value(trial))
-            if not math.isfinite(result.value):
-                reason = reason or "the bound is infinite"
-                continue
-            if best is None or result.value < best[0].value:
-                best = (result, cert.source if cert is not None else "none")
-        if spec.best is not None:
-            found = spec.best(facts)
-            if isinstance(found, str):
-                reason = reason or found
-            elif math.isfinite(found.value) and (best is None or holds(found.value, best[0].value)):
-                # A certificate that ties it to the solver's rounding is an optimal comparator
-                # too: the source is the optimum, the value the smaller of the two (a tight
-                # instance keeps its ratio of exactly 1).
-                value = found.value if best is None else min(found.value, best[0].value)
-                best = (BoundValue(value, found.details), BEST)
-        if best is None:
-            skipped[spec.name] = reason or "no certificate"
+        try:
+            best = _best_value(spec, trials, facts)
+        except BoundRaised as exc:
+            best = str(exc)
+        if isinstance(best, str):
+            skipped[spec.name] = best
             continue
         target = values if spec.kind == MISTAKES else test_error
         target[spec.name] = best[0].value
