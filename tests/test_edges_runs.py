@@ -1,7 +1,6 @@
 """Edges of a run that bad input or a broken piece reaches: a file's data judged before any run
 exists (one line naming the file, the cell and the allowed range, exit 2, nothing stored), and
-what cannot be judged before (a plugin bound that raises, a corrupt certificate cache) contained
-in the run that meets it."""
+what cannot be judged before (a plugin bound that raises) contained in the run that meets it."""
 
 from __future__ import annotations
 
