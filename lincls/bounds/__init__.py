@@ -103,7 +103,7 @@ def _reason(found: Any) -> str | None:
     return found
 
 
-def _best(found: Any) -> BoundValue | str:
+def _best_of(found: Any) -> BoundValue | str:
     return found if isinstance(found, str) else _registry._as_bound_value(found)
 
 
@@ -111,7 +111,7 @@ def _gated(bound: plugins.Bound, part: str):
     """The bound's ``part`` (check or best, contained) on runs of ``bound.learner`` only;
     elsewhere the reason it does not apply."""
     function = getattr(bound, part)
-    result = _reason if part == "check" else _best
+    result = _reason if part == "check" else _best_of
     inner = None if function is None else _contained(part, function, result)
 
     def gated(facts: RunFacts):
