@@ -139,3 +139,46 @@ def test_real_data_report_separability_and_the_matching_bound(tmp_path, dataset,
         assert tags["certificate.soft_svm"] == "does not separate"
         assert "bound.novikoff_bias" not in m
         assert m["certificate.soft_svm.deficit"] > 0
+
+
+def test_the_cache_is_one_file_whatever_it_holds(tmp_path):
+    """A key a dataset made a file and a lock file each (8 files, ~12.5 KB a default run's
+    dataset); the cache is now one SQLite file (with its log) and one lock file."""
+    cache = CertificateCache(tmp_path)
+    for k in range(200):
+        cache.get_arrays(f"data{k}-svm", lambda k=k: {"w": np.full(3, float(k))})
+    assert {p.name for p in tmp_path.iterdir()} <= {
+        "certificates.db", "certificates.db-wal", "certificates.db-shm", "certificates.lock"
+    }  # fmt: skip
+    assert CertificateCache(tmp_path).get_arrays("data7-svm", lambda: None)["w"][0] == 7.0
+    assert CertificateCache(tmp_path).fits() == [f"data{k}-svm" for k in range(200)]
+
+
+def test_a_damaged_entry_is_computed_again_and_replaced(tmp_path):
+    import sqlite3
+
+    CertificateCache(tmp_path).get("k", lambda: (np.array([1.0]), 0.5))
+    with sqlite3.connect(tmp_path / "certificates.db") as db:
+        db.execute("UPDATE entries SET value = ? WHERE key = 'k'", (b"PK\x03\x04 not a zip",))
+    again = CertificateCache(tmp_path).get("k", lambda: (np.array([2.0]), 0.25))
+    assert again[0][0] == 2.0 and again[1] == 0.25
+    assert CertificateCache(tmp_path).get("k", lambda: None)[1] == 0.25  # replaced, read back
+    assert CertificateCache(tmp_path).fits() == ["k", "k"]
+
+
+def test_a_cache_file_that_is_no_database_is_set_aside_and_made_anew(tmp_path):
+    (tmp_path / "certificates.db").write_bytes(b"garbage " * 1000)
+    found = CertificateCache(tmp_path).get("k", lambda: (np.array([3.0]), 0.0))
+    assert found[0][0] == 3.0 and CertificateCache(tmp_path).fits() == ["k"]
+    assert (tmp_path / "certificates.db.damaged").read_bytes().startswith(b"garbage")
+
+
+def test_a_cache_folder_removed_and_made_again_is_opened_anew(tmp_path):
+    import shutil
+
+    folder = tmp_path / "cache"
+    CertificateCache(folder).get("k", lambda: (np.array([1.0]), 0.0))
+    shutil.rmtree(folder)
+    found = CertificateCache(folder).get("k", lambda: (np.array([4.0]), 0.0))
+    assert found[0][0] == 4.0 and (folder / "certificates.db").is_file()
+    assert CertificateCache(folder).fits() == ["k"]

@@ -27,9 +27,10 @@ certificate a run has and report the smallest value.
   row stays in its working set. liblinear's point is above that minimum by 1e-9 to 1e-5
   (relative; xor, noisy and iris data), which costs nothing but tightness: any u is valid.
 
-SVMs cost far more than a perceptron fit, so ``CertificateCache`` keeps each one on disk, keyed
-by the dataset fingerprint: every learner, order and seed of a sweep sharing the data reuses it,
-across processes (a file lock around each computation, atomic writes). ``certificates_of`` gathers
+SVMs cost far more than a perceptron fit, so ``CertificateCache`` (``lincls.geometry.cache``)
+keeps each one on disk, keyed by the dataset fingerprint: every learner, order and seed of a
+sweep sharing the data reuses it, across processes (one SQLite file, a lock around each
+computation). ``certificates_of`` gathers
 a run's certificates as its learner labels the data; ``certificate_of`` is the generator's alone.
 
 No number here depends on a time limit or on the machine's load: Clarabel runs without a time
@@ -39,13 +40,8 @@ limit (``lincls.geometry.comparators``), and liblinear stops after a fixed numbe
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-import tempfile
 import warnings
-from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -59,9 +55,9 @@ from lincls.geometry import (
     comparators,
     max_norm,
 )
+from lincls.geometry.cache import CertificateCache
 from lincls.learners._base import binary_classes
 
-FIT_LOG = "fits.log"
 SOFT_C = 1.0
 SOFT_MAX_ITER = 20_000  # liblinear's iterations; a count, so its point is the same at any load
 
@@ -129,83 +125,6 @@ def soft_margin_separator(X, y_signed: np.ndarray, homogeneous: bool) -> tuple[n
     if not w.any():
         w = np.ones_like(w)  # an all-zero SVM (degenerate data): any u is a valid comparator
     return w, 0.0 if homogeneous else float(svm.intercept_[0])
-
-
-class CertificateCache:
-    """Separators (and best comparators) on disk, one file per key, shared by processes.
-
-    ``get`` computes a missing entry under an exclusive file lock, so concurrent workers wait
-    for the first one instead of fitting the same SVM; files are written to a temporary name and
-    renamed (atomic). Every computation appends a line to ``fits.log`` (for counting fits).
-    """
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-
-    def _path(self, key: str) -> Path:
-        return self.directory / f"{key}.npz"
-
-    def get(
-        self, key: str, compute: Callable[[], tuple[np.ndarray, float] | None]
-    ) -> tuple[np.ndarray, float] | None:
-        """The (w, b) stored under ``key`` (None: computed as "none exists"), computing it once."""
-
-        def arrays():
-            value = compute()
-            return None if value is None else {"w": value[0], "b": np.float64(value[1])}
-
-        found = self.get_arrays(key, arrays)
-        return None if found is None else (found["w"], float(found["b"]))
-
-    def get_arrays(
-        self, key: str, compute: Callable[[], dict[str, np.ndarray] | None]
-    ) -> dict[str, np.ndarray] | None:
-        """The named arrays stored under ``key`` (None: computed as "none exists"), computing
-        them once (``lincls.geometry.comparators`` keeps its solutions here too)."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path = self._path(key)
-        found = self._read(path)
-        if found is not None:
-            return found[0]
-        with open(self.directory / f"{key}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                found = self._read(path)
-                if found is not None:
-                    return found[0]
-                value = compute()
-                self._write(path, value)
-                with open(self.directory / FIT_LOG, "a") as log:
-                    log.write(f"{key}\n")
-                return value
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
-    def fits(self) -> list[str]:
-        """The keys computed (not read) so far, one per computation, in order."""
-        log = self.directory / FIT_LOG
-        return log.read_text().split() if log.is_file() else []
-
-    @staticmethod
-    def _read(path: Path) -> tuple[dict[str, np.ndarray] | None] | None:
-        if not path.is_file():
-            return None
-        with np.load(path) as stored:
-            if not bool(stored["exists"]):
-                return (None,)
-            return ({name: stored[name].copy() for name in stored.files if name != "exists"},)
-
-    @staticmethod
-    def _write(path: Path, value: dict[str, np.ndarray] | None) -> None:
-        arrays = value if value is not None else {}
-        handle, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                np.savez(out, exists=np.bool_(value is not None), **arrays)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
 
 
 def _cached(cache: CertificateCache | None, key: str, compute):
