@@ -30,6 +30,7 @@ from lincls.paths import (
 from lincls.tracking.experiment_note import EXPERIMENT_NOTE
 from lincls.tracking.postgres_runs import open_rows
 from lincls.tracking.record import Written
+from lincls.tracking.relocate import relocate
 from lincls.tracking.schema import check_store, read_only
 from lincls.tracking.sqlite_runs import SqliteRuns, training_input
 from lincls.tracking.store import (
@@ -142,6 +143,7 @@ def open_experiment(
     client_class = _mlflow_client_class(uri)
     with store_lock(uri):  # the second process to come finds the tables made and migrated
         check_store(uri, budget)  # not a foreign file, nor another schema; a server in budget
+        relocate(uri)  # a moved store's artifacts: beside it, not where it was made
         client = Budgeted(client_class(tracking_uri=uri), uri, budget)
         client.rows = open_rows(uri)  # made and migrated by MLflow by now
         experiment = client.get_experiment_by_name(name)
@@ -180,6 +182,7 @@ def _ready_experiment(uri: str, name: str, budget: float) -> str | None:
         return None
     with store_lock(uri):
         check_store(uri, budget)  # refuses a foreign file or another schema, as MLflow's path does
+        relocate(uri)
     import sqlite3
 
     try:

@@ -130,6 +130,12 @@ def check_store_file(uri: str, field: str) -> None:
     if not {"experiments", "runs", "tags"} <= tables:
         listed = ", ".join(sorted(tables)) or "none"
         raise LinclsInputError(field, f"{db} is not an MLflow store (its tables: {listed})")
+    from lincls.tracking.relocate import relocate
+
+    try:  # a moved store's artifacts: beside it, not where it was made
+        relocate(uri)
+    except sqlite3.Error:
+        pass  # a store this process may not write (read-only): read where it points
 
 
 @contextlib.contextmanager
