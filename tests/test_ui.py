@@ -334,7 +334,7 @@ def test_lincls_ui_on_a_foreign_sqlite_file_is_one_line_and_leaves_it_as_it_was(
     before = foreign.read_bytes()
     assert cli.main(["ui", "--store", f"sqlite:///{foreign}", "--port", "5999"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: tracking.uri: ")
+    assert err.count("\n") == 1 and err.startswith("error: --store: ")
     assert "is not an MLflow store (its tables: foo)" in err
     assert foreign.read_bytes() == before
 
