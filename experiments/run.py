@@ -84,7 +84,7 @@ def run_line(config: RunConfig, outcome: Any) -> str:
     """One run's console line: its numbers, the tightest ratio (mistakes / bound), its name and
     the address of its page in the UI ``lincls ui`` serves (with ``--store`` off the default)::
 
-        run <id>: mistakes=14, bound.tightest=48.522, …, ratio=0.2885; name 's0 perceptron…';
+        run <id>: mistakes=14, bound.tightest=48.522, …, ratio=0.2885; name 'perceptron[…] γ=…';
         see: lincls ui, then http://127.0.0.1:5000/#/experiments/1/runs/<id>
     """
     metrics = outcome.metrics

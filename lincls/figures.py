@@ -6,7 +6,7 @@ beside its others (``FIGURE_FILE``); its description opens with it (``figure_mar
 
 - top, ``cumulative_mistakes`` against the examples presented under the run's tightest a priori
   bound (``cumulative_mistakes_bound``, dashed), so a curve that stays under the line is a bound
-  that holds. It fits the ~90 px the MLflow UI shows of a folded description;
+  that holds. It fits the 100 px the MLflow UI shows of a folded description;
 - below, ``lemma.progress`` (w·u/γ, at least the mistake count k) and ``lemma.norm`` (‖w‖²/R², at
   most k) against the mistakes, with the line k between them (``lemma.mistakes``, dashed).
 

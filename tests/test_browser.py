@@ -221,7 +221,8 @@ def test_a_first_visit_clicking_the_experiment_opens_the_lincls_view(ui):
         ".filter(a => a.textContent.includes(' γ=') && a.scrollWidth > a.clientWidth + 1).length"
     )
     assert cut == 0
-    # the first rows read whole without scrolling: name (seed first), ratio, learner, dataset
+    # the first rows read whole without scrolling: name (learner, γ, R first), ratio, learner,
+    # dataset
     rows = _wait_for(
         driver,
         lambda: (
@@ -240,7 +241,11 @@ def test_a_first_visit_clicking_the_experiment_opens_the_lincls_view(ui):
         assert all(readable for _, readable in row), row
         (name, _), (ratio, _), (learner, _), (dataset, _) = row
         tags, metrics = run.data.tags, run.data.metrics
-        assert name == run.info.run_name and name.startswith(f"s{run.data.params['seed']} ")
+        params = run.data.params
+        assert name == run.info.run_name  # learner, γ, R first, then the seed
+        learner_and_margin = f"perceptron[{params['learner.bias']}] γ={params['dataset.margin']} "
+        assert name.startswith(learner_and_margin)
+        assert f" s{params['seed']} separable" in name
         assert ratio == tags["ratio"] == rounded_ratio(metrics["bound_ratio.tightest"])
         assert len(ratio) <= 7  # 4 significant digits, where the metric has ~17
         assert learner == tags["learner_label"] and dataset == "separable"
@@ -301,6 +306,15 @@ def test_a_run_s_figure_is_on_its_page_and_in_its_artifacts(ui):
         "the folded description",
     )
     top, seen, width = driver.execute_script(FOLDED_FIGURE, FIGURE_FILE)
+    # MLflow folds a description at 100 px (its maxHeight) in a box 659 px wide at 1400×900:
+    # the figure, drawn at its size, shows its mistakes' plot there; the lemmas are below the fold
+    box = driver.execute_script(
+        "var i = Array.from(document.images).find(i => i.src.includes(arguments[0]));"
+        "for (var e = i.parentElement; e; e = e.parentElement)"
+        "  if (getComputedStyle(e).maxHeight !== 'none') return [e.clientWidth, e.clientHeight];",
+        FIGURE_FILE,
+    )
+    assert box[1] == 100 and WIDTH <= box[0] < WIDTH + 60, box
     svg = _artifact_text(ui, name, FIGURE_FILE)
     lowest = max(curve_ys(svg, [COLORS["mistakes"], COLORS["bound"]]))
     assert lowest <= TOP[1] and width == WIDTH  # drawn at its size: a px of it is a px of page

@@ -95,5 +95,5 @@ def test_a_refused_config_is_read_as_written():
     container = compose_config(["seed=-1"])
     config = RunConfig.unchecked(container)
     assert config.seed == -1 and config.raw == container
-    assert run_name(config).startswith("s-1 ")
+    assert " s-1 " in run_name(config)  # named as given
     assert RunConfig.of(config) is config

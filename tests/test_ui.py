@@ -61,10 +61,9 @@ def test_every_child_has_a_distinct_name_a_label_a_dataset_input_and_no_null_par
         assert t["learner_label"] == f"perceptron (bias={bias})"
         name = run.info.run_name
         seed = params["seed"]
-        assert name.startswith(
-            f"s{seed} perceptron[{bias}] separable γ={params['dataset.margin']} "
-        )
-        assert f" R={float(params['dataset.radius']):g} lr=" in name  # the default order left out
+        # learner, γ and R first (MLflow's UI cuts a long name at its end), then seed, dataset
+        margin, radius = params["dataset.margin"], float(params["dataset.radius"])
+        assert name.startswith(f"perceptron[{bias}] γ={margin} R={radius:g} s{seed} separable lr=")
         assert name.endswith(f"lr={float(params['learner.lr']):g}")
         (data,) = run.inputs.dataset_inputs
         assert data.dataset.digest == t["dataset.fingerprint"]
@@ -200,12 +199,15 @@ def test_run_names_and_labels_are_compact_and_show_the_rule():
               "seed": 3}  # fmt: skip
     assert tags.learner_label(config["learner"]) == "passive_aggressive (bias=feature, variant=pa1)"
     assert tags.run_name(config, "learner.C=1.0 seed=3 dataset.radius=4") == (
-        "s3 passive_aggressive[feature,pa1] separable γ=0.025 R=4 C=1.0"
+        "passive_aggressive[feature,pa1] γ=0.025 R=4 s3 separable C=1.0"
     )
     # an order other than the default is named, after what the dataset is
     assert tags.run_name({**config, "order": "adversarial"}, "seed=3") == (
-        "s3 passive_aggressive[feature,pa1] separable γ=0.025 R=4 adversarial"
+        "passive_aggressive[feature,pa1] γ=0.025 R=4 s3 separable adversarial"
     )
+    # a dataset without a margin or radius: the seed follows the learner
+    real = {**config, "dataset": {"name": "breast_cancer"}, "seed": 0}
+    assert tags.run_name(real, "seed=0") == "passive_aggressive[feature,pa1] s0 breast_cancer"
 
 
 def test_numbers_read_as_what_they_mean_and_the_view_s_tags_round_the_metrics():
@@ -345,7 +347,7 @@ def test_the_view_is_a_saved_view_of_the_runs_alone_with_every_column_wide_enoug
     assert tracking.view_state() == tracking.view_state()  # one string: written once per change
     state = json.loads(envelope["state"])
     assert state == tracking.view_ui_state()
-    assert state["searchFilter"] == "tags.`lincls.role` = 'run'"
+    assert state["searchFilter"].startswith("tags.`lincls.role` = 'run' AND tags.dataset != ")
     # sorted by a metric: MLflow's UI fetches the runs' parents only for the start-time order
     assert state["orderByKey"] == "metrics.`bound_ratio.tightest`"
     # the Chart tab draws the table's first 10 runs (the closest to their bound), not all
@@ -353,7 +355,7 @@ def test_the_view_is_a_saved_view_of_the_runs_alone_with_every_column_wide_enoug
     assert [c["runsCountToCompare"] for c in state["compareRunCharts"]] == [10, 10]
     (section,) = state["compareRunSections"]
     assert (section["columns"], section["cardHeight"]) == (2, 400)  # the two charts in a row
-    # what tells runs apart first: name (seed first), ratio, learner, dataset
+    # what tells runs apart first: name (learner, γ, R first), ratio, learner, dataset
     assert state["columnOrder"][:5] == ["attributes.`Run Name`", "tags.`ratio`",
                                         "tags.`learner_label`", "tags.`dataset`",
                                         "tags.`mistakes`"]  # fmt: skip

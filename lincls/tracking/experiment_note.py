@@ -8,8 +8,8 @@ mistake bounds.
   failed, bound violations, per learner the median and largest tightest ratio of each family)
   and its artifacts hold the study report (`report/report.html`).
 - A **run** (a child) fits one learner on one dataset. Its name reads
-  `s<seed> learner[bias rule] dataset γ=… R=…`, then its order when not `fixed` and what its sweep
-  varies; `learner_label` groups the same update rule.
+  `learner[bias rule] γ=… R=… s<seed> dataset`, then its order when not `fixed` and what its
+  sweep varies; `learner_label` groups the same update rule.
 - `mistakes` is the online mistake count; `bound.<theorem>` each mistake bound that applies, at its
   best certificate; **`bound_ratio.<theorem>` = mistakes / bound**, exactly 1 when the count
   meets the bound within a relative 1e-9 (the bound's rounding), above 1 only for a violation
@@ -19,6 +19,12 @@ mistake bounds.
   (Mohri–Rostamizadeh) read the run's own mistakes. `bound_ratio.tightest` is the ratio to the
   run's smallest a priori bound, `bound_ratio.tightest_a_posteriori` to its smallest a
   posteriori one.
+- The view `lincls` lists the runs but those on data built to meet its bound (the games and the
+  orthonormal instance: their ratio is fixed by proof); delete its `tags.dataset != …` clauses
+  to see them. The search box takes MLflow's filter grammar, comparisons joined by AND, never a
+  bare word (MLflow answers HTTP 400): `tags.learner = 'perceptron'`,
+  `tags.learner_label LIKE 'perceptron (%' AND tags.dataset = 'separable'`,
+  `tags.dataset LIKE '%game'`, `` metrics.`bound_ratio.tightest` > 0.5 ``.
 - `bound_slack.progress · angle · norm` = mistakes / Novikoff's bound, factor by factor of its
   proof: the smallest says what keeps a run from its bound.
 """

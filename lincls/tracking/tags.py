@@ -96,19 +96,19 @@ def _short(value: Any) -> str:
 
 
 def run_name(config: RunConfig | Mapping[str, Any], overrides: str = "") -> str:
-    """A compact name that tells runs apart: seed, learner[rule], dataset, γ, R, the order when
+    """A compact name that tells runs apart: learner[rule], γ, R, seed, dataset, the order when
     not the default ``fixed``, then the other values the sweep set for this run (``overrides``),
-    e.g. ``s0 perceptron[none] separable γ=0.05 R=1 lr=0.1``.
+    e.g. ``perceptron[none] γ=0.05 R=1 s0 separable lr=0.1``.
 
-    The seed comes first: it is what most often tells two runs of a sweep apart, and MLflow's UI
-    cuts a long name at its end (the runs table's column, the Chart tab's list of ~150 px).
+    What a sweep most often varies comes first (the learner, the data's margin and radius, the
+    seed): MLflow's UI cuts a long name at its end (the runs table's column, the Chart tab's list
+    of ~150 px), and the dataset has its own column in the view. Every part of the config a sweep
+    sets is in the name, so two configs never share one.
     A plain ``config`` is read as given (``RunConfig.unchecked``): a refused one is named too."""
     config = RunConfig.of(config, checked=False)
     learner, dataset = config.learner, config.dataset
     rule = [str(learner[k]) for k in RULE_OPTIONS if learner.get(k) is not None]
-    parts = [f"s{0 if config.seed is None else config.seed}"]
-    parts.append(f"{learner.get('name')}[{','.join(rule)}]" if rule else str(learner.get("name")))
-    parts.append(str(dataset.get("name")))
+    parts = [f"{learner.get('name')}[{','.join(rule)}]" if rule else str(learner.get("name"))]
     shown = {"learner", "dataset", "order", "seed", "study", "experiment"}
     shown |= {f"learner.{k}" for k in RULE_OPTIONS} | {"learner.name", "dataset.name"}
     for key in ("dataset.margin", "dataset.radius"):
@@ -116,6 +116,8 @@ def run_name(config: RunConfig | Mapping[str, Any], overrides: str = "") -> str:
         if value is not None:
             parts.append(f"{SHORT[key]}={_short(value)}")
             shown.add(key)
+    parts.append(f"s{0 if config.seed is None else config.seed}")
+    parts.append(str(dataset.get("name")))
     order = str(config.order)
     if order != DEFAULT_ORDER:
         parts.append(order)
