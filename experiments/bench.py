@@ -10,6 +10,7 @@ The table goes to stdout and to ``results/bench.md``.
     python -m lincls.experiments.bench sweep10k report # the slow sections (minutes), if named
     python -m lincls.experiments.bench report100k sweep_postgres  # slower still (PostgreSQL)
     python -m lincls.experiments.bench sweep100k       # a 100,000-config sweep (about an hour)
+    python -m lincls.experiments.bench throughput      # 2 × 2,000 cheap configs, whole commands
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ SLOW_SECTIONS = [
     "report100k",
     "sweep_postgres",
     "sweep100k",
+    "throughput",
 ]  # minutes each: run only when named
 
 
