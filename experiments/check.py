@@ -4,14 +4,17 @@ against one learner; the largest mistakes / bound per bound, and a reproducer fo
     lincls check perceptron                      # every bound of the perceptron
     lincls check perceptron novikoff learner.bias=none --seconds 20
 
-Random instances draw data, order and passes as the every-option property test does (certified
-separable or noisy data, 10⁻³ to 10³ in scale); the games are the orthogonal game (and the
-disjunction game for Winnow); the searches are ``lincls.search``'s adversaries. Every run is the
-runner's own measurement, so a bound is checked as a run logs it. A violation prints the instance
-as a CSV and the ``lincls run`` command that replays it. Exit 1 when a bound is violated, 2 on
-bad input (one line naming the option). Nothing is written unless a bound is violated: no
-certificate cache (each instance is fitted afresh), and the reproducers' folder (``--out``, else
-a new temporary folder) only made for the first one.
+LEARNER is a built-in learner or one a plugin registered (``lincls.plugins``), BOUND any
+registered bound, a plugin's too. Random instances draw data, order and passes as the every-option
+property test does (certified separable or noisy data, 10⁻³ to 10³ in scale); the games are the
+orthogonal game (and the disjunction game for Winnow); the searches are ``lincls.search``'s
+adversaries, one for each bound planned for the learner (``PLANS``) and each bound a plugin
+registered for it, or for BOUND alone. Every run is the runner's own measurement, so a bound is
+checked as a run logs it. A violation prints the instance as a CSV and the ``lincls run``
+command that replays it. Exit 1 when a bound is violated, 2 on bad input (one line naming the
+option). Nothing is written unless a bound is violated: no certificate cache (each instance is
+fitted afresh), and the reproducers' folder (``--out``, else a new temporary folder) only made
+for the first one.
 """
 
 from __future__ import annotations
@@ -29,11 +32,13 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from lincls.bounds import REGISTRY, holds
+from lincls import plugins
+from lincls.bounds import REGISTRY, holds, plugin_bounds
 from lincls.config.run import SEED_MAX, RunConfig, check_writable
 from lincls.errors import LinclsInputError, check_number
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
-from lincls.registry import LEARNERS, build_learner
+from lincls.games._play import check_online
+from lincls.registry import build_learner, learners
 from lincls.search import Target, replay_overrides, to_csv
 from lincls.search.targets import PLANS, search
 
@@ -41,8 +46,11 @@ WINNOWS = ("winnow", "balanced_winnow")
 
 
 def _learner_config(name: str, overrides: Sequence[str]) -> dict:
-    if name not in LEARNERS:
-        raise LinclsInputError("learner", f"must be one of {', '.join(sorted(LEARNERS))}")
+    """The learner's config from its name and ``learner.*`` overrides: a built-in learner or one a
+    plugin registered (``lincls.plugins``, entry points loaded here); bad options refused."""
+    known = learners()
+    if name not in known:
+        raise LinclsInputError("learner", f"must be one of {', '.join(sorted(known))}")
     config: dict = {"name": name}
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -88,6 +96,34 @@ def game_configs(learner: dict) -> Iterator[dict]:
     for margin, radius in ((0.1, 1.0), (0.35, 1.0), (3.0, 10.0)):
         game = {"name": "orthogonal_game", "d": 100, "margin": margin, "radius": radius}
         yield {**base, "dataset": game}
+
+
+def searched_bounds(learner: dict) -> list[str]:
+    """The bounds ``lincls check LEARNER`` searches unless one is named: each built-in bound
+    planned for the learner (``PLANS``) and each bound a plugin registered for its estimator."""
+    estimator = learners()[learner["name"]]
+    mine = {n for n, plan in PLANS.items() if plan.learner == learner["name"]}
+    for spec in plugin_bounds():
+        registered = plugins.BOUNDS.get(spec.name)
+        if registered is not None and registered.learner is estimator:
+            mine.add(spec.name)
+    return sorted(mine)
+
+
+def adversary_of(learner: dict) -> str:
+    """The search for the learner's bounds: the disjunction adversary for a learner whose
+    planned bounds get it (Winnow), the adaptive one for any other (a plugin's learner too)."""
+    boolean = {plan.learner for plan in PLANS.values() if plan.adversary == "boolean"}
+    return "boolean" if learner["name"] in boolean else "adaptive"
+
+
+def target_of(name: str, learner: dict, overrides: Sequence[str]) -> Target:
+    """The search's target for bound ``name`` on the learner as given (``overrides`` its
+    ``learner=…`` and ``learner.*`` options): its plan's passes and radius cap, else 3 passes."""
+    plan = PLANS.get(name)
+    passes = plan.passes if plan else 3
+    return Target(build_learner(learner, passes, 0), name, passes, tuple(overrides[1:]),
+                  plan.max_radius if plan else None)  # fmt: skip
 
 
 class Referee:
@@ -170,6 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", help="where reproducers go (default: a new temporary folder)")
     args = parser.parse_args(argv)
     bound = [a for a in args.rest if "=" not in a]
+    plugin_bounds()  # the plugins' bounds join the registry (their entry points loaded)
     names = {s.name for s in REGISTRY}
     try:
         _options(args)
@@ -198,23 +235,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                    f"seed={config['seed']}"]  # fmt: skip
         ds = outcome.dataset
         referee.record(where, outcome.metrics, ds.X, ds.y, command)
-    mine = {n for n in names if n in PLANS and PLANS[n].learner == learner["name"]}
-    searched = bound or sorted(mine)
+    searched = bound or searched_bounds(learner)
+    unsearched: list[str] = []
     for name in searched:
-        plan = PLANS.get(name)
-        target = Target(build_learner(learner, plan.passes if plan else 3, 0), name,
-                        plan.passes if plan else 3, tuple(overrides[1:]),
-                        plan.max_radius if plan else None)  # fmt: skip
-        found = search(target, args.seconds, args.seed)
+        target = target_of(name, learner, overrides)
+        try:
+            check_online(target.learner, "search")
+        except LinclsInputError as exc:
+            unsearched.append(f"{name}: {exc.problem}")
+            continue
+        found = search(target, args.seconds, args.seed, adversary_of(learner))
         command = replay_overrides(target, "{path}")
         where = f"{found.method} search ({found.seconds:.1f} s, {found.evaluations} runs)"
         referee.record(where, found.scored.metrics, found.X, found.y, command)
     saved = f"; reproducers in {referee.out}" if referee.violations else ""
-    print(f"lincls check {learner['name']}: {len(runs)} instances and {len(searched)} searches "
+    count = len(searched) - len(unsearched)
+    print(f"lincls check {learner['name']}: {len(runs)} instances and {count} searches "
           f"in {time.perf_counter() - started:.0f} s{saved}")  # fmt: skip
+    for line in unsearched:
+        print(f"  not searched: {line}")
+    width = max([22, *map(len, referee.largest)])
     for name, (ratio, where) in sorted(referee.largest.items()):
         shown = "vacuous" if ratio == -math.inf else f"{ratio:.4f}"
-        print(f"  {name:<22} largest mistakes / bound {shown:>8}  on {where}")
+        print(f"  {name:<{width}} largest mistakes / bound {shown:>8}  on {where}")
     if referee.violations:
         print("VIOLATED:")
         print("\n".join(referee.violations.values()))
