@@ -10,16 +10,18 @@ property test does (certified separable or noisy data, 10⁻³ to 10³ in scale)
 orthogonal game (and the disjunction game for Winnow); the searches are ``lincls.search``'s
 adversaries, one for each bound planned for the learner (``PLANS``) and each bound a plugin
 registered for it, or for BOUND alone. Every run is the runner's own measurement, so a bound is
-checked as a run logs it. A violation prints the instance as a CSV and the ``lincls run``
-command that replays it. Exit 1 when a bound is violated, 2 on bad input (one line naming the
-option). Nothing is written unless a bound is violated: no certificate cache (each instance is
-fitted afresh), and the reproducers' folder (``--out``, else a new temporary folder) only made
-for the first one.
+checked as a run logs it. A violation prints the instance as a CSV, with the separator it came
+with as a JSON file (the generator's, a game's, a searched disjunction: the one a CSV replay would
+otherwise not have), and the ``lincls run`` command that replays it with both. Exit 1 when a bound
+is violated, 2 on bad input (one line naming the option). Nothing is written unless a bound is
+violated: no certificate cache (each instance is fitted afresh), and the reproducers' folder
+(``--out``, else a new temporary folder) only made for the first one.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import tempfile
@@ -40,6 +42,7 @@ from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
 from lincls.games._play import check_online
 from lincls.registry import build_learner, learners
 from lincls.search import Target, replay_overrides, to_csv
+from lincls.search.game import certificate_record
 from lincls.search.targets import PLANS, search
 
 WINNOWS = ("winnow", "balanced_winnow")
@@ -144,7 +147,20 @@ class Referee:
     def wanted(self, name: str) -> bool:
         return self.bounds is None or name in self.bounds
 
-    def record(self, where: str, metrics: dict, X, y, command: list[str]) -> None:
+    def record(
+        self,
+        where: str,
+        metrics: dict,
+        X,
+        y,
+        command: list[str],
+        certificate: tuple[np.ndarray, float] | None = None,
+    ) -> None:
+        """Take a run's bounds (``metrics``) on the data (X, y); for a bound it violates first,
+        write the data, and the certificate (u, b) the data came with if any (the generator's,
+        a game's hidden separator, a searched disjunction: a CSV cannot carry it, and the SVM a
+        CSV replay finds is no separator through the origin nor a disjunction), and the
+        ``command`` (``{path}`` the CSV's place) that replays the run with them."""
         mistakes = metrics.get("mistakes")
         for key, value in metrics.items():
             name = key[len("bound.") :]
@@ -157,10 +173,17 @@ class Referee:
             if not holds(mistakes, value) and name not in self.violations:
                 path = self.folder() / f"violation-{name}.csv"
                 path.write_text(to_csv(np.asarray(X, dtype=np.float64), np.asarray(y)))
-                line = " ".join(["lincls run", *[c.replace("{path}", str(path)) for c in command]])
+                words = [c.replace("{path}", str(path)) for c in command]
+                saved = f"  instance: {path}"
+                if certificate is not None:
+                    cert = path.with_suffix(".certificate.json")
+                    cert.write_text(json.dumps(certificate_record(*certificate)))
+                    words.append(f"dataset.certificate={cert}")
+                    saved += f"\n  separator: {cert}"
+                line = " ".join(["lincls run", *words])
                 self.violations[name] = (
                     f"{name}: {mistakes:g} mistakes > bound {value:.6g} on {where}\n"
-                    f"  instance: {path}\n  replay:   {line}"
+                    f"{saved}\n  replay:   {line}"
                 )
 
 
@@ -234,7 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    f"passes={config['passes']}", f"order={config['order']}",
                    f"seed={config['seed']}"]  # fmt: skip
         ds = outcome.dataset
-        referee.record(where, outcome.metrics, ds.X, ds.y, command)
+        certificate = None if ds.u is None else (ds.u, ds.b)
+        referee.record(where, outcome.metrics, ds.X, ds.y, command, certificate)
     searched = bound or searched_bounds(learner)
     unsearched: list[str] = []
     for name in searched:
@@ -245,9 +269,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             unsearched.append(f"{name}: {exc.problem}")
             continue
         found = search(target, args.seconds, args.seed, adversary_of(learner))
+        certificate = None if found.u is None else (found.u, found.b)
         command = replay_overrides(target, "{path}")
         where = f"{found.method} search ({found.seconds:.1f} s, {found.evaluations} runs)"
-        referee.record(where, found.scored.metrics, found.X, found.y, command)
+        referee.record(where, found.scored.metrics, found.X, found.y, command, certificate)
     saved = f"; reproducers in {referee.out}" if referee.violations else ""
     count = len(searched) - len(unsearched)
     print(f"lincls check {learner['name']}: {len(runs)} instances and {count} searches "

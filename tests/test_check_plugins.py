@@ -1,14 +1,18 @@
-"""``lincls check`` referees plugins' learners and bounds.
+"""``lincls check`` referees plugins' learners and bounds, and every reproducer it prints replays.
 
-The plugin is installed as a user installs it, into a temporary folder found through its entry
-point: the example package (``examples/lincls-example``: the normalized perceptron, its bound and
-the bound halved, wrong on purpose).
+The plugins are installed as a user installs them, into a temporary folder found through its
+entry points: the example package (``examples/lincls-example``: the normalized perceptron, its
+bound and the bound halved, wrong on purpose), and a package of wrong bounds of built-in learners
+written here (Novikoff halved for the perceptron without a bias, which needs a separator through
+the origin; Winnow2 halved, which needs the disjunction as its certificate). A violation's printed
+``lincls run`` command is run as printed and must log the same mistakes and bound value.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -16,7 +20,29 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import runs_of
 from test_plugins import NAME, RIGHT, WRONG, install_example
+
+WRONG_BOUNDS = '''
+"""Bounds of built-in learners, halved: wrong on purpose (a test of lincls check)."""
+from lincls.bounds import REGISTRY
+from lincls.learners import Perceptron, Winnow
+from lincls.plugins import Bound, register_bound
+
+
+def _halved(name, learner):
+    spec = next(s for s in REGISTRY if s.name == name)
+    register_bound(Bound(
+        f"{name}_halved", learner, theorem=f"none: half of {name}, wrong on purpose",
+        rule=f"the rule of {name}", value=lambda facts: spec.value(facts) / 2.0,
+        check=spec.check, status="not covered",
+    ))
+
+
+def register():
+    _halved("novikoff", Perceptron)
+    _halved("winnow2", Winnow)
+'''
 
 
 @pytest.fixture(scope="module")
@@ -25,6 +51,18 @@ def example_site(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("site")
     install_example(target, tmp_path_factory.mktemp("build"))
     return target
+
+
+@pytest.fixture(scope="module")
+def wrong_site(tmp_path_factory) -> Path:
+    """A folder holding the wrong bounds' module and a dist-info naming its entry point."""
+    site = tmp_path_factory.mktemp("wrong")
+    (site / "wrong_bounds.py").write_text(WRONG_BOUNDS)
+    info = site / "wrong_bounds-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wrong-bounds\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[lincls.plugins]\nwrong = wrong_bounds:register\n")
+    return site
 
 
 def _run(words: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
@@ -39,8 +77,29 @@ def _run(words: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess
                           timeout=600)  # fmt: skip
 
 
+def _violation(printed: str, bound: str) -> tuple[str, str, list[str]]:
+    """The mistakes and bound value printed for ``bound``'s violation, and its replay command."""
+    found = re.search(rf"^{bound}: (\S+) mistakes > bound (\S+) on .*?\n(?:  .*\n)*?"
+                      r"  replay:   lincls (run .*)$", printed, re.M)  # fmt: skip
+    assert found, printed
+    return found[1], found[2], shlex.split(found[3])
+
+
+def _replays(printed: str, bound: str, site: Path, cwd: Path) -> None:
+    """Run ``bound``'s printed replay as printed: its one run logs the same violation."""
+    mistakes, value, replay = _violation(printed, bound)
+    done = _run(replay, site, cwd)
+    assert done.returncode == 0, done.stderr
+    (run,) = runs_of(f"sqlite:///{cwd / 'home' / 'mlflow.db'}")
+    metrics = run.data.metrics
+    assert (f"{metrics['mistakes']:g}", f"{metrics[f'bound.{bound}']:.6g}") == (mistakes, value)
+    assert metrics["mistakes"] > metrics[f"bound.{bound}"]
+
+
 @pytest.mark.slow
-def test_check_catches_a_plugins_wrong_bound_with_defaults(example_site, tmp_path):
+def test_check_catches_a_plugins_wrong_bound_with_defaults_and_its_replay_reproduces(
+    example_site, tmp_path
+):
     started = time.perf_counter()
     done = _run(["check", NAME], example_site, tmp_path)
     assert time.perf_counter() - started < 60, done.stdout
@@ -50,6 +109,7 @@ def test_check_catches_a_plugins_wrong_bound_with_defaults(example_site, tmp_pat
     assert re.search(rf"^\s+{RIGHT}\s+largest mistakes / bound\s+(0\.\d+|1\.0000)\s", done.stdout,
                      re.M), done.stdout  # fmt: skip
     assert f"\n{WRONG}: " in done.stdout and f"\n{RIGHT}: " not in done.stdout
+    _replays(done.stdout, WRONG, example_site, tmp_path)
 
 
 @pytest.mark.slow
@@ -63,3 +123,17 @@ def test_check_searches_a_named_plugin_bound_and_passes_the_right_one(example_si
     refused = _run(["check", NAME, "no_such_bound"], example_site, tmp_path)
     assert refused.returncode == 2 and refused.stderr.startswith("error: bound: one of ")
     assert RIGHT in refused.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "arguments, bound",
+    [(["perceptron", "learner.bias=none"], "novikoff_halved"), (["winnow"], "winnow2_halved")],
+    ids=["homogeneous", "winnow"],
+)
+def test_a_wrong_bound_needing_its_certificate_replays_as_printed(
+    arguments, bound, wrong_site, tmp_path
+):
+    done = _run(["check", arguments[0], bound, *arguments[1:]], wrong_site, tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    _replays(done.stdout, bound, wrong_site, tmp_path)

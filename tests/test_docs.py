@@ -23,9 +23,11 @@ from tests._docs_examples import (
 
 # The examples that cannot run here, each marked in its page: the two make targets and pip
 # install (they install), the UI (it serves until stopped), the long reproductions, the
-# PostgreSQL, Slurm and Ray how-tos (a database server, a cluster), and a study of your own (it
-# needs its file: tests/test_docs_reference.py writes it and runs the page's command).
-SKIPPED = 16
+# PostgreSQL, Slurm and Ray how-tos (a database server, a cluster), the example plugin's run and
+# check (it must be installed: tests/test_plugins.py and tests/test_check_plugins.py install it),
+# and a study of your own (it needs its file: tests/test_docs_reference.py writes it and runs the
+# page's command).
+SKIPPED = 17
 README_BYTES = 10_240
 # pages whose examples sweep (seconds to a minute on a busy 2-core machine)
 SLOW_PAGES = {"README.md", "getting-started.md", "tutorial.md", "sweeps.md", "notebook.md"}
