@@ -237,6 +237,23 @@ def test_the_reader_equals_search_runs_on_postgresql(server):
     )
 
 
+def _sweeps_at_once(uri: str, studies: dict[str, tuple[str, int]], tmp_path, timeout: float):
+    """One sweep per study (name → learner.lr, seeds) on the store ``uri``, all started before
+    any is waited for; each must exit 0 (its log's tail otherwise)."""
+    with ExitStack() as stack:
+        sweeps = {}
+        for study, (lr, n) in studies.items():
+            args = [f"study={study}", f"learner.lr={lr}", f"seed=range(0,{n})",
+                    f"tracking.uri={uri}"]  # fmt: skip
+            log = stack.enter_context(open(tmp_path / f"{study}.log", "wb"))
+            sweeps[study] = subprocess.Popen(sweep_command(args, tmp_path, study), cwd=tmp_path,
+                                             env=cli_env(), stdout=subprocess.DEVNULL,
+                                             stderr=log)  # fmt: skip
+            stack.callback(sweeps[study].kill)  # a no-op once it has exited
+        for study, sweep in sweeps.items():
+            assert sweep.wait(timeout=timeout) == 0, tail_of(tmp_path / f"{study}.log")
+
+
 @pytest.mark.timeout(1200)
 def test_four_sweeps_at_once_on_one_postgresql_database_lose_and_duplicate_nothing(
     server, tmp_path
@@ -244,22 +261,7 @@ def test_four_sweeps_at_once_on_one_postgresql_database_lose_and_duplicate_nothi
     uri = server(experiment=None)
     studies = {f"pg{k}": (str(float(k + 1)), 30) for k in range(4)}
     began = time.monotonic()
-    with ExitStack() as stack:
-        sweeps = {}
-        for study, (lr, n) in studies.items():
-            args = [f"study={study}", f"learner.lr={lr}", f"seed=range(0,{n})",
-                    f"tracking.uri={uri}"]  # fmt: skip
-            log = stack.enter_context(open(tmp_path / f"{study}.log", "wb"))
-            sweeps[study] = subprocess.Popen(
-                sweep_command(args, tmp_path, study),
-                cwd=tmp_path,
-                env=cli_env(),
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
-            stack.callback(sweeps[study].kill)  # a no-op once it has exited
-        for study, sweep in sweeps.items():
-            assert sweep.wait(timeout=900) == 0, tail_of(tmp_path / f"{study}.log")
+    _sweeps_at_once(uri, studies, tmp_path, timeout=900)
     per_hash = check_store(lambda: psycopg.connect(uri), studies)
     assert len(per_hash) == 120
     assert query(lambda: psycopg.connect(uri), "SELECT COUNT(*) FROM datasets")[0][0] >= 1
@@ -272,16 +274,5 @@ def test_three_sweeps_started_at_once_on_a_new_postgresql_database_all_finish(se
     wait for it (they used to break PostgreSQL's unique index of type names, making them too)."""
     uri = server(tables=False)
     studies = {f"new{k}": (str(float(k + 1)), 3) for k in range(3)}
-    with ExitStack() as stack:
-        sweeps = {}
-        for study, (lr, n) in studies.items():
-            args = [f"study={study}", f"learner.lr={lr}", f"seed=range(0,{n})",
-                    f"tracking.uri={uri}"]  # fmt: skip
-            log = stack.enter_context(open(tmp_path / f"{study}.log", "wb"))
-            sweeps[study] = subprocess.Popen(sweep_command(args, tmp_path, study), cwd=tmp_path,
-                                             env=cli_env(), stdout=subprocess.DEVNULL,
-                                             stderr=log)  # fmt: skip
-            stack.callback(sweeps[study].kill)  # a no-op once it has exited
-        for study, sweep in sweeps.items():
-            assert sweep.wait(timeout=600) == 0, tail_of(tmp_path / f"{study}.log")
+    _sweeps_at_once(uri, studies, tmp_path, timeout=600)
     assert len(check_store(lambda: psycopg.connect(uri), studies)) == 9
