@@ -62,6 +62,12 @@ def _key_lines(overrides: list[Any]) -> dict[str, list[str]]:
             lines[key] = [f"{key}={override.get_value_element_as_str()}"]
         elif override.is_discrete_sweep():
             lines[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+            if not lines[key]:  # an empty range: no job at all, where Hydra's sweeper raised
+                from lincls.errors import LinclsInputError
+
+                raise LinclsInputError(
+                    key, f"{override.input_line} sweeps no value: give it at least one"
+                )
         else:
             raise HydraException(
                 f"{BasicSweeper.__name__} does not support sweep type : {override.value_type.name}"
