@@ -164,7 +164,8 @@ def test_curves_are_long_one_row_a_logged_point(demo):
     last = curves.groupby("run")["value"].last()
     assert sorted(last.tolist()) == sorted(found.runs()["mistakes"].tolist())
     assert (curves.groupby("run")["step"].apply(lambda s: s.is_monotonic_increasing)).all()
-    assert found.curves("no_such_curve").shape == (0, 3)
+    with pytest.raises(LinclsInputError, match="its runs' curves: cumulative_mistakes, "):
+        found.curves("no_such_curve")
 
 
 def test_figures_draw_on_the_axes_given(demo):
