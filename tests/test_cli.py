@@ -221,8 +221,8 @@ def test_each_ad_hoc_sweep_is_its_own_study_and_the_same_command_resumes_its_own
     for done in (first, second):
         start = done.stderr.splitlines()[0]
         found = re.match(r"\[lincls\] sweep (adhoc-seed-[0-9a-f]{6}): 2 jobs, .*; its report: "
-                         r"lincls report (\S+)$", start)  # fmt: skip
-        assert found and found[1] == found[2], start
+                         r"lincls report (\S+) --store (\S+)$", start)  # fmt: skip
+        assert found and found[1] == found[2] and found[3] == store, start  # not the default store
         studies.append(found[1])
     assert studies[0] != studies[1]
     by_study: dict[str, list[str]] = {}
