@@ -120,6 +120,12 @@ def check_arguments(argv: Sequence[str]) -> None:
         args, _ = get_args_parser().parse_known_args(list(argv))
     except SystemExit:
         return
+    modes = [args.run, args.multirun, args.cfg is not None, args.shell_completion,
+             args.info is not None]  # fmt: skip
+    if sum(map(bool, modes)) > 1:  # Hydra raised a ValueError (a 20-line traceback)
+        refuse(LinclsInputError(
+            "--multirun", "only one of -m/--multirun, --run, --cfg, --info and "
+            "--shell-completion may be given"))  # fmt: skip
     try:
         overrides = OverridesParser.create().parse_overrides(list(args.overrides))
     except Exception as exc:
