@@ -1,7 +1,8 @@
 """A probe of bad input across the commands a user types, as a new user's mistakes come: each is
 one line naming the field, exit 2, no traceback, and nothing made in the user's lincls home (no
 store, no folder). Two were not clean before: an empty range (``seed=range(0,-3)``) ended in a
-22-line IndexError, and ``-m`` with ``--cfg`` in Hydra's ValueError traceback. (A key added with ``+note=…`` is no mistake: the run logs it as a param.)"""
+22-line IndexError, and ``-m`` with ``--cfg`` in Hydra's ValueError traceback. (A key added with
+``+note=…`` is no mistake: the run logs it as a param.)"""
 
 from __future__ import annotations
 
