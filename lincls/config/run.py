@@ -247,11 +247,18 @@ def check_writable(field: str, directory: str) -> None:
 
 
 def _cannot_make_in(folder: Path) -> str | None:
-    """Why no folder can be made in ``folder`` (its error's text), else None."""
+    """Why no folder can be made in ``folder`` (its error's text), else None. A folder found
+    fit once is not tried again by this process: a sweep's every run checks its cache folder."""
+    if str(folder) in _CAN_MAKE_IN:
+        return None
     probe = folder / f".lincls-probe-{os.getpid()}-{uuid.uuid4().hex}"
     try:
         probe.mkdir()
     except OSError as exc:
         return exc.strerror or str(exc)
     probe.rmdir()
+    _CAN_MAKE_IN.add(str(folder))
     return None
+
+
+_CAN_MAKE_IN: set[str] = set()
