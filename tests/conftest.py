@@ -21,6 +21,24 @@ register_configs()
 # Every `mlflow server` a test starts (and a `make server` it runs) inherits this: without it
 # MLflow starts a job runner of ~8 huey consumers (~250 MB each) beside a server that runs no jobs.
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
+_STORE_VARIABLES = ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")
+_STORE_AT_START = {name: os.environ.get(name) for name in _STORE_VARIABLES}
+
+
+@pytest.fixture(autouse=True)
+def _store_variables_as_at_start():
+    """Each test ends with MLflow's store variables as pytest started with them: MLflow's own
+    in-process calls (``set_tracking_uri``, its server's handlers) write MLFLOW_TRACKING_URI into
+    ``os.environ``, and a later test's sweep in the same worker then wrote to that store."""
+    yield
+    for name, value in _STORE_AT_START.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    tracking = sys.modules.get("mlflow.tracking._tracking_service.utils")
+    if tracking is not None:  # MLflow's own in-process default store, which set_tracking_uri set
+        tracking._tracking_uri = None
 
 
 @pytest.fixture(scope="session")

@@ -21,9 +21,16 @@ SMALL = ["dataset.n=30", "dataset.n_test=10", "certificates.svm=false"]
 def sweep(home: Path, *arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "lincls.experiments.run", "-m", *arguments, *SMALL],
-        cwd=home, env={**os.environ, "LINCLS_HOME": str(home)},
+        cwd=home, env=environment(home),
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
+
+
+def environment(home: Path) -> dict[str, str]:
+    """This process's environment with ``home`` as LINCLS_HOME and no MLFLOW_TRACKING_URI, so
+    the sweep's store is ``home/mlflow.db``."""
+    kept = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    return {**kept, "LINCLS_HOME": str(home)}
 
 
 def runs_by_status(home: Path) -> Counter:
@@ -63,7 +70,7 @@ def test_a_killed_sweep_typed_again_leaves_one_finished_run_a_config(tmp_path):
     FINISHED run, none twice, none left RUNNING."""
     command = [sys.executable, "-m", "lincls.experiments.run", "-m", "seed=range(0,24)", *SMALL,
                "hydra.launcher.n_jobs=2"]  # fmt: skip
-    env = {**os.environ, "LINCLS_HOME": str(tmp_path)}
+    env = environment(tmp_path)
     log = tmp_path / "killed.log"
     with log.open("w") as out:
         killed = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=out, stderr=out,
