@@ -11,6 +11,7 @@ The table goes to stdout and to ``results/bench.md``.
     python -m lincls.experiments.bench report100k sweep_postgres  # slower still (PostgreSQL)
     python -m lincls.experiments.bench sweep100k       # a 100,000-config sweep (about an hour)
     python -m lincls.experiments.bench throughput      # 2 × 2,000 cheap configs, whole commands
+    python -m lincls.experiments.bench studies         # the 10,000-instance property tests
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ SLOW_SECTIONS = [
     "sweep_postgres",
     "sweep100k",
     "throughput",
+    "studies",
 ]  # minutes each: run only when named
 
 

@@ -4,8 +4,9 @@
 
 The bound is on E[M] over the random discards of runs on one sequence, so each instance (data,
 budget, bias rule, passes, fixed or shuffled order) is run with many seeds and the mean of their
-mistakes is compared with it: 300 instances × 20 seeds by default, 10,000 instances × 16 seeds
-when slow tests run (separable and noisy data with offsets, every bias rule, budgets 1 to 50).
+mistakes is compared with it: 300 instances × 20 seeds in ``make test``, 10,000 instances × 16
+seeds in ``make bench`` (section ``studies``: separable and noisy data with offsets, every bias
+rule, budgets 1 to 50).
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def test_mean_mistakes_within_the_bound_on_three_hundred_instances():
     assert informative >= 80 and worst > 0.4, (informative, worst)
 
 
-@pytest.mark.slow
+@pytest.mark.study
 @pytest.mark.parametrize("block", range(BLOCKS))
 def test_mean_mistakes_within_the_bound_on_ten_thousand_instances(block):
     per_block = 10_000 // BLOCKS

@@ -87,7 +87,7 @@ def test_no_violation_on_fifteen_hundred_runs(tmp_path):
     assert logged["cw"] >= 200 and logged["scw1"] >= 250 and logged["scw2"] >= 350, logged
 
 
-@pytest.mark.slow
+@pytest.mark.study
 def test_no_violation_on_ten_thousand_runs(tmp_path):
     logged, broke = _check(range(1_500, 11_500), str(tmp_path))
     assert broke == []

@@ -159,11 +159,11 @@ def _sweep(tmp: Path, uri: str, seeds: str, extra: list[str] = ()) -> subprocess
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-@pytest.mark.parametrize("sweeps", [2, 4, 8])
-def test_sweeps_started_at_once_on_a_fresh_sqlite_store_all_finish(sweeps, tmp_path):
-    """5 trials of ``sweeps`` sweeps of 3 configs each, with the default (timestamped) sweep
-    directory: every run FINISHED under its own parent, the file's integrity intact."""
-    for trial in range(5):
+@pytest.mark.parametrize(("sweeps", "trials"), [(2, 5), (8, 2)])
+def test_sweeps_started_at_once_on_a_fresh_sqlite_store_all_finish(sweeps, trials, tmp_path):
+    """``trials`` trials of ``sweeps`` sweeps of 3 configs each, with the default (timestamped)
+    sweep directory: every run FINISHED under its own parent, the file's integrity intact."""
+    for trial in range(trials):
         tmp = tmp_path / f"trial{trial}"
         tmp.mkdir()
         uri = f"sqlite:///{tmp / 'mlflow.db'}"
