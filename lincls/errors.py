@@ -59,6 +59,17 @@ def check_number(
         raise LinclsInputError(field, f"must be {kind} in {interval}, got {value!r}{reason}")
 
 
+# The largest radius a generator takes: ‖x‖² (every bound's R², every kernel's x·x) must stay a
+# finite float, which it does below ~1.34e154.
+MAX_RADIUS = 1e150
+
+
+def check_radius(radius: Any, field: str = "radius") -> None:
+    """``check_number`` for a data radius: a number in (0, MAX_RADIUS]."""
+    check_number(field, radius, low=0, low_open=True, high=MAX_RADIUS,
+                 why="‖x‖² must stay a finite float")  # fmt: skip
+
+
 def check_choice(field: str, value: Any, allowed: Iterable[Any]) -> None:
     """Raise ``LinclsInputError`` unless ``value`` is one of ``allowed``."""
     allowed = list(allowed)

@@ -24,6 +24,8 @@ CASES = {
     "run learner.bias=maybe": "learner.bias",
     "run certificates.svm=maybe": "certificates.svm",
     "run dataset.noise=2": "dataset.noise",
+    "run dataset.radius=1e200": "dataset.radius",
+    "run -m seed=0,1 dataset=noisy dataset.radius=1e155": "dataset.radius",
     "run dataset=iris dataset.classes=[0,7]": "dataset.classes",
     "run dataset.n=1000000000000": "dataset.n × dataset.d",
     "run tracking.experiment=''": "tracking.experiment",

@@ -15,7 +15,7 @@ import numpy as np
 
 from lincls.data.dataset import Dataset
 from lincls.data.synthetic import _orthogonal, _sample, _unit
-from lincls.errors import LinclsInputError, check_number
+from lincls.errors import LinclsInputError, check_number, check_radius
 
 # The far cluster spans [1 − FAR_SPREAD, 1]·radius along u.
 FAR_SPREAD = 0.1
@@ -57,7 +57,7 @@ def make_far_points(
     check_number("d", d, low=1, integer=True)
     check_number("margin", margin, low=0, low_open=True)
     check_number("near", near, low=0, low_open=True)
-    check_number("radius", radius, low=0, low_open=True)
+    check_radius(radius)
     check_number("far", far, low=0, high=0.5, low_open=True)
     check_number("seed", seed, low=0, integer=True)
     if margin >= near:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from lincls.data.dataset import Dataset
-from lincls.errors import LinclsInputError, check_number
+from lincls.errors import LinclsInputError, check_number, check_radius
 from lincls.geometry import max_norm, multiclass_margins
 
 _MAX_BATCHES = 10_000
@@ -103,7 +103,7 @@ def make_multiclass(
     check_number("d", d, low=1, integer=True)
     check_number("n_classes", n_classes, low=2, integer=True)
     check_number("margin", margin, low=0, low_open=True)
-    check_number("radius", radius, low=0, low_open=True)
+    check_radius(radius)
     check_number("seed", seed, low=0, integer=True)
     n, d, k = int(n), int(d), int(n_classes)
     if n < k:

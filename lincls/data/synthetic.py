@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from lincls.data.dataset import Dataset
-from lincls.errors import LinclsInputError, check_number
+from lincls.errors import LinclsInputError, check_number, check_radius
 
 
 def _unit(rng: np.random.Generator, d: int) -> np.ndarray:
@@ -85,7 +85,7 @@ def make_separable(
     check_number("n", n, low=2, integer=True)  # balanced labels: both classes from n = 2
     check_number("d", d, low=1, integer=True)
     check_number("margin", margin, low=0, low_open=True)
-    check_number("radius", radius, low=0, low_open=True)
+    check_radius(radius)
     check_number("offset", offset)
     check_number("seed", seed, low=0, integer=True)
     if margin > radius:
@@ -128,7 +128,7 @@ def make_orthonormal(d: int, radius: float = 1.0, seed: int = 0) -> Dataset:
     mistakes, and (R/γ)² = d for the separator u = y/√d (margin radius/√d).
     """
     check_number("d", d, low=1, integer=True)
-    check_number("radius", radius, low=0, low_open=True)
+    check_radius(radius)
     d = int(d)
     rng = np.random.default_rng(int(seed))
     y = _balanced_labels(rng, d)
@@ -238,7 +238,7 @@ def make_plane(
     else:
         check_number("n", n, low=2, integer=True)
         check_number("margin", margin, low=0, low_open=True)
-        check_number("radius", radius, low=0, low_open=True)
+        check_radius(radius)
         if margin * np.sqrt(2) >= radius:
             raise LinclsInputError("margin", f"must be < radius/√2 = {radius / np.sqrt(2):g}")
         rng = np.random.default_rng(int(seed))

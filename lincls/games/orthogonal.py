@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from lincls.data import Dataset
-from lincls.errors import LinclsInputError, check_number
+from lincls.errors import LinclsInputError, check_number, check_radius
 from lincls.games._play import (
     CAP,
     MAX_CELLS,
@@ -74,7 +74,7 @@ def make_orthogonal_game(
 ) -> OrthogonalGame:
     """The game's settings, checked: d ≥ ⌊(R/γ)²⌋ fresh coordinates are needed."""
     check_number("d", d, low=1, integer=True)
-    check_number("radius", radius, low=0, low_open=True)
+    check_radius(radius)
     check_number("margin", margin, low=0, low_open=True)
     if margin > radius:
         raise LinclsInputError("margin", f"must be ≤ radius = {radius:g}, got {margin:g}")

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from lincls.data import Dataset
-from lincls.errors import LinclsInputError, check_choice, check_number
+from lincls.errors import LinclsInputError, check_choice, check_number, check_radius
 from lincls.games._play import CAP, MAX_CELLS, Game
 from lincls.orders import training_weights
 
@@ -127,7 +127,7 @@ def make_perceptron_game(
 ) -> PerceptronGame:
     """The game's settings, checked; ``rounds`` defaults to ⌊(R/γ)²⌋ + 1 (one pass of it)."""
     check_number("d", d, low=2, integer=True)
-    check_number("radius", radius, low=0, low_open=True)
+    check_radius(radius)
     check_number("margin", margin, low=0, low_open=True)
     if margin > radius:
         raise LinclsInputError("margin", f"must be ≤ radius = {radius:g}, got {margin:g}")

@@ -14,12 +14,23 @@ apart (whether ``w_neg`` is None is known when it compiles), so each keeps a loo
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 from lincls.errors import LinclsInputError, check_number
 from lincls.learners._base import OnlineBinaryClassifier
+
+# ln of the largest float: α^x is finite and non-zero while |x|·ln α stays below it
+LOG_LARGEST = math.log(np.finfo(np.float64).max)
+
+
+def _largest_magnitude(X) -> float:
+    """max |x_j| over every stored value of ``X`` (no copy of it), 0 for an empty one."""
+    values = X.data if sp.issparse(X) else X
+    return float(max(values.max(), -values.min())) if values.size else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -176,7 +187,23 @@ class WinnowBase(OnlineBinaryClassifier):
         self.intercept_ = np.array([-theta])
         return theta
 
+    def _check_factors(self, X) -> None:
+        """α^{|x_j|} must be a finite, non-zero float for every feature value (the kernel divides
+        by it): |x_j|·ln α ≤ ln(largest float); else ``LinclsInputError`` naming alpha."""
+        largest = _largest_magnitude(X)
+        log_alpha = math.log(float(self.alpha))
+        if largest * log_alpha > LOG_LARGEST:
+            room = LOG_LARGEST / largest  # alpha ≤ e^room
+            most = f"{math.exp(room):.6g}" if room > 1e-4 else f"1 + {room:.3g}"
+            raise LinclsInputError(
+                "alpha",
+                f"alpha^|x| overflows a float for the largest |x_j| = {largest:.3g}: alpha must be "
+                f"≤ e^({LOG_LARGEST:.2f}/{largest:.3g}) = {most} "
+                f"for these data (or scale them), got {self.alpha:g}",
+            )
+
     def _run_pass(self, X, y, order):
+        self._check_factors(X)
         rows, steps = self._mistake_buffers(order.shape[0])
         w, w_neg, eliminate = self._pass_weights()
         theta, alpha = self.threshold_, float(self.alpha)
@@ -188,6 +215,15 @@ class WinnowBase(OnlineBinaryClassifier):
         else:
             mistakes = multiplicative_pass_dense(
                 X, y, order, w, theta, alpha, eliminate, rows, steps, w_neg
+            )
+        if not (np.isfinite(w).all() and (w_neg is None or np.isfinite(w_neg).all())):
+            pass_number = len(self._pass_mistakes) + 1
+            raise LinclsInputError(
+                "alpha",
+                f"the weights overflowed in pass {pass_number} with alpha = {self.alpha:g}: each "
+                f"mistake multiplies a weight by up to alpha^|x_j|, and the largest |x_j| here is "
+                f"{_largest_magnitude(X):.3g}; a smaller alpha or "
+                "scaled data keeps them finite",
             )
         return int(mistakes), int(mistakes), rows[:mistakes], steps[:mistakes]
 
