@@ -199,10 +199,12 @@ def test_a_store_of_no_scheme_is_lincls_error_in_the_api_and_the_report(work, tm
         with pytest.raises(LinclsInputError) as raised:
             call()
         assert raised.value.field == "store"
-        assert raised.value.problem.startswith("must start with one of sqlite://")
+        assert raised.value.problem.startswith(
+            "must be a path ending in .db or start with one of sqlite://"
+        )
     done = cli("report", "s", "--store", "nowhere://x", cwd=work,
                   env={"LINCLS_HOME": str(tmp_path / "home")}, capture_output=True)  # fmt: skip
-    refused(done, "--store: must start with one of sqlite://")
+    refused(done, "--store: must be a path ending in .db or start with one of sqlite://")
     assert sorted(os.listdir(tmp_path)) == ["work"] and os.listdir(work) == []
 
 

@@ -51,7 +51,10 @@ def test_garbage_uri_is_one_line_exit_2_and_nothing_stored(tmp_path):
     done = run_cli(["tracking.uri=garbage://x", *SMALL], cwd=tmp_path)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: tracking.uri: must start with one of")
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: tracking.uri: must be a path ending in .db or start with one of sqlite://, http"
+    )
+    assert "file://" not in lines[0]  # a folder store, which MLflow refuses, is not offered
     assert not list(tmp_path.rglob("*.db"))
 
 

@@ -54,12 +54,14 @@ def check_scheme(uri: str, field: str = "tracking.uri") -> None:
     scheme = uri.partition(":")[0].partition("+")[0].lower() if ":" in uri else ""
     if os.path.isabs(uri) and scheme == "":
         scheme = "file"
+    allowed_files = os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() in ("true", "1")
     if scheme not in SCHEMES:
-        allowed = ", ".join(f"{s}://" for s in SCHEMES)
-        raise LinclsInputError(field, f"must start with one of {allowed}; got {uri!r}")
+        offered = [f"{s}://" for s in SCHEMES if s != "file" or allowed_files]
+        raise LinclsInputError(
+            field, f"must be a path ending in .db or start with one of {', '.join(offered)}; "
+            f"got {uri!r}")  # fmt: skip
     if scheme == "sqlite" and not uri.startswith("sqlite:///"):
         raise LinclsInputError(field, f"a SQLite store is sqlite:///<file>; got {uri!r}")
-    allowed_files = os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() in ("true", "1")
     if scheme == "file" and not allowed_files:
         raise LinclsInputError(
             field, f"MLflow writes no folder store ({uri!r}); give a SQLite file: a path ending "
