@@ -90,7 +90,7 @@ def test_certificate_is_measured_on_the_data_not_copied():
     [
         ({"margin": 0.0}, "margin: must be a number in (0, inf), got 0.0"),
         ({"margin": -0.1}, "margin: must be a number in (0, inf)"),
-        ({"radius": 0.0}, "radius: must be a number in (0, inf)"),
+        ({"radius": 0.0}, "radius: must be a number in (0, 1e+150]"),
         ({"margin": 2.0}, "margin: must be ≤ radius = 1, got 2"),
         ({"offset": 0.95}, "offset: |offset| must be ≤ radius − margin = 0.9"),
         ({"n": 1}, "n: must be an integer in [2, inf), got 1"),

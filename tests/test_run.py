@@ -124,8 +124,8 @@ def _csv(path, rows):
 BAD_INPUTS = {
     "margin zero": (["dataset.margin=0"], "dataset.margin: must be a number in (0, inf)"),
     "margin negative": (["dataset.margin=-0.5"], "dataset.margin: must be a number in (0, inf)"),
-    "radius zero": (["dataset.radius=0"], "dataset.radius: must be a number in (0, inf)"),
-    "radius negative": (["dataset.radius=-1"], "dataset.radius: must be a number in (0, inf)"),
+    "radius zero": (["dataset.radius=0"], "dataset.radius: must be a number in (0, 1e+150]"),
+    "radius negative": (["dataset.radius=-1"], "dataset.radius: must be a number in (0, 1e+150]"),
     "margin above radius": (["dataset.margin=2"], "dataset.margin: must be ≤ radius = 1"),
     "offset beyond radius": (
         ["dataset.offset=0.95"],

@@ -90,7 +90,19 @@ def load_csv(
             field, f"{path} line {row + 2}, column {label_column!r}: the label is missing"
         )
     blocks, columns = [], []
-    for column in features:
+    # Every cell read as a number at once (a column at a time cost minutes at 200,000 columns);
+    # a column that is all finite numbers in range is its feature as it is, and any other goes
+    # through _feature_block, which names its bad cell or one-hot encodes it.
+    cells = frame[features].to_numpy(dtype=object)
+    numbers = pd.to_numeric(pd.Series(cells.ravel()), errors="coerce").to_numpy(np.float64)
+    numbers = numbers.reshape(cells.shape)
+    plain = (np.isfinite(numbers) & (np.abs(numbers) <= FEATURE_MAX)).all(axis=0)
+    chosen = set(categorical)
+    for j, column in enumerate(features):
+        if plain[j] and column not in chosen:
+            blocks.append(numbers[:, j : j + 1])
+            columns.append({"column": column})
+            continue
         where = f"{path} line {{}}, column {column!r}"
         block, names = _feature_block(frame[column], column in categorical, where, field)
         blocks.append(block)
