@@ -13,9 +13,14 @@ registered for it, or for BOUND alone. Every run is the runner's own measurement
 checked as a run logs it. A violation prints the instance as a CSV, with the separator it came
 with as a JSON file (the generator's, a game's, a searched disjunction: the one a CSV replay would
 otherwise not have), and the ``lincls run`` command that replays it with both. Exit 1 when a bound
-is violated, 2 on bad input (one line naming the option). Nothing is written unless a bound is
-violated: no certificate cache (each instance is fitted afresh), and the reproducers' folder
-(``--out``, else a new temporary folder) only made for the first one.
+is violated, 2 on bad input (one line naming the option), 3 when a bound registered for the
+learner was evaluated on no run (it lists them). Each bound is checked with the learner options
+its theorem needs (its plan in ``PLANS``: the perceptron with no bias for Novikoff's homogeneous
+bound, each CW variant), the learner's given options otherwise: the random instances and games run
+once for each distinct set of options, and a bound's search uses its own. An option given
+explicitly is kept, so a bound it rules out is reported as not reached. Nothing is written
+unless a bound is violated: no certificate cache (each instance is fitted afresh), and the
+reproducers' folder (``--out``, else a new temporary folder) only made for the first one.
 """
 
 from __future__ import annotations
@@ -129,6 +134,35 @@ def target_of(name: str, learner: dict, overrides: Sequence[str]) -> Target:
                   plan.max_radius if plan else None)  # fmt: skip
 
 
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def learner_for(bound: str, learner: dict, given: set[str]) -> dict:
+    """The learner config ``bound`` is checked with: ``learner`` with the options its plan needs
+    (``PLANS``), unless the user gave one of them another value (then ``learner`` as given, which
+    may not reach the bound); ``learner`` itself for a bound without a plan for it."""
+    plan = PLANS.get(bound)
+    if plan is None or plan.learner != learner["name"]:
+        return learner
+    effective = build_learner(learner, 1, 0).get_params()  # the options as the learner has them
+    needed = {k: v for k, v in plan.overrides if _text(effective.get(k)) != _text(v)}
+    if any(k in given for k in needed):
+        return learner
+    return {**learner, **needed}
+
+
+def overrides_of(learner: dict) -> list[str]:
+    """``learner=NAME`` and a ``learner.KEY=VALUE`` for each of its options, as typed."""
+    return [f"learner={learner['name']}"] + [
+        f"learner.{k}={_text(v)}" for k, v in learner.items() if k != "name"
+    ]
+
+
+def _key(learner: dict) -> tuple:
+    return tuple(sorted((k, _text(v)) for k, v in learner.items()))
+
+
 class Referee:
     """The largest ratio per bound and the first violation of each, over every run shown."""
 
@@ -240,29 +274,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     referee = Referee(bound or None, None if args.out is None else Path(args.out))
-    overrides = [f"learner={learner['name']}"] + [
-        f"learner.{k}={v}" for k, v in learner.items() if k != "name"
-    ]
+    given = {a.partition("=")[0][len("learner.") :] for a in args.rest if "=" in a}
+    searched = bound or searched_bounds(learner)
+    options = {name: learner_for(name, learner, given) for name in searched}
+    # the given options first, unless one bound is named: then only the options it needs
+    variants = {_key(c): c for c in [*([] if bound else [learner]), *options.values()]}
     warnings.simplefilter("ignore", RuntimeWarning)  # rules without a bound may overflow
     started = time.perf_counter()
-    runs = [("random", c) for c in random_configs(learner, args.instances, args.seed)]
-    runs += [("game", c) for c in game_configs(learner)]
+    runs = []
+    for variant in variants.values():
+        runs += [("random", c) for c in random_configs(variant, args.instances, args.seed)]
+        runs += [("game", c) for c in game_configs(variant)]
     for kind, config in runs:
         outcome = _measured(config)
         if outcome is None:
             continue
         data = config["dataset"]
-        where = f"{kind} {data['name']} seed={config['seed']}"
-        command = [*overrides, "dataset=csv", "dataset.path={path}", "dataset.test_fraction=0",
-                   f"passes={config['passes']}", f"order={config['order']}",
-                   f"seed={config['seed']}"]  # fmt: skip
+        changed = [f"{k}={_text(v)}" for k, v in config["learner"].items() if learner.get(k) != v]
+        where = f"{kind} {data['name']} seed={config['seed']}" + "".join(
+            f" learner.{c}" for c in changed
+        )
+        command = [*overrides_of(config["learner"]), "dataset=csv", "dataset.path={path}",
+                   "dataset.test_fraction=0", f"passes={config['passes']}",
+                   f"order={config['order']}", f"seed={config['seed']}"]  # fmt: skip
         ds = outcome.dataset
         certificate = None if ds.u is None else (ds.u, ds.b)
         referee.record(where, outcome.metrics, ds.X, ds.y, command, certificate)
-    searched = bound or searched_bounds(learner)
     unsearched: list[str] = []
     for name in searched:
-        target = target_of(name, learner, overrides)
+        target = target_of(name, options[name], overrides_of(options[name]))
         try:
             check_online(target.learner, "search")
         except LinclsInputError as exc:
@@ -275,10 +315,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         referee.record(where, found.scored.metrics, found.X, found.y, command, certificate)
     saved = f"; reproducers in {referee.out}" if referee.violations else ""
     count = len(searched) - len(unsearched)
-    print(f"lincls check {learner['name']}: {len(runs)} instances and {count} searches "
+    sets = f" with {len(variants)} sets of learner options" if len(variants) > 1 else ""
+    searches = "search" if count == 1 else "searches"
+    print(f"lincls check {learner['name']}: {len(runs)} instances{sets} and {count} {searches} "
           f"in {time.perf_counter() - started:.0f} s{saved}")  # fmt: skip
     for line in unsearched:
         print(f"  not searched: {line}")
+    unreached = [name for name in searched if name not in referee.largest]
+    for name in unreached:
+        tried = " ".join(overrides_of(options[name])[1:]) or "its defaults"
+        print(f"  not reached: {name} was evaluated on no run (learner options: {tried})")
     width = max([22, *map(len, referee.largest)])
     for name, (ratio, where) in sorted(referee.largest.items()):
         shown = "vacuous" if ratio == -math.inf else f"{ratio:.4f}"
@@ -287,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("VIOLATED:")
         print("\n".join(referee.violations.values()))
         return 1
-    return 0
+    return 3 if unreached else 0
 
 
 if __name__ == "__main__":

@@ -50,12 +50,44 @@ def test_check_finds_a_wrong_bound_and_prints_a_replayable_instance(
 
 @pytest.mark.slow
 def test_check_finds_no_violation_of_the_perceptrons_bounds(capsys):
+    """With the default options every bound of the perceptron is evaluated, each with the bias
+    its theorem needs (Novikoff's homogeneous bound was never evaluated at the default bias)."""
     code = check.main(["perceptron", "--instances", "30", "--seconds", "3"])
     printed = capsys.readouterr().out
     assert code == 0
-    assert "VIOLATED" not in printed
+    assert "VIOLATED" not in printed and "not reached" not in printed
+    assert "with 3 sets of learner options and 5 searches" in printed
+    for bound in ("novikoff", "novikoff_bias", "novikoff_2r", "freund_schapire",
+                  "mohri_rostamizadeh"):  # fmt: skip
+        assert re.search(rf"^\s+{bound}\s+largest mistakes / bound\s+[0-9.]+", printed, re.M)
     ratio = float(re.search(r"novikoff_bias\s+largest mistakes / bound\s+([0-9.]+)", printed)[1])
     assert 0.999 <= ratio <= 1.0
+
+
+@pytest.mark.slow
+def test_check_with_default_options_catches_a_wrong_homogeneous_bound(wrong_novikoff, capsys):
+    """Novikoff with R for R² applies only to the perceptron without a bias: the defaults (bias
+    feature) now also run it so, and catch it within 60 s."""
+    started = time.perf_counter()
+    code = check.main(["perceptron", "--instances", "20", "--seconds", "2"])
+    assert time.perf_counter() - started < 60
+    printed = capsys.readouterr().out
+    assert code == 1
+    violation = re.search(r"^novikoff_wrong: .* on (.*)$", printed, re.M)
+    assert violation and "learner.bias=none" in violation[1], printed
+    assert "learner.bias=none" in re.search(r"replay:\s+lincls run (.*)", printed)[1]
+
+
+def test_check_says_which_bounds_the_given_options_rule_out_and_exits_3(capsys):
+    """An option given explicitly is kept: bias=feature reaches neither Novikoff's homogeneous
+    bound nor the R² bias rule's, and the check says so (exit 3, not a pass)."""
+    code = check.main(["perceptron", "learner.bias=feature", "--instances", "2",
+                       "--seconds", "0.3"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 3
+    unreached = re.findall(r"^  not reached: (\w+) was evaluated on no run \(learner options: "
+                           r"learner.bias=feature\)$", printed, re.M)  # fmt: skip
+    assert unreached == ["novikoff", "novikoff_2r"]
 
 
 def test_check_refuses_an_unknown_bound_in_one_line(capsys):

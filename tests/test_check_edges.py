@@ -91,7 +91,7 @@ def test_a_check_without_a_violation_leaves_nothing(tmp_path):
     """Before: ./results/certificates/ (the SVMs' cache) and an empty lincls-check-* folder."""
     done = _check(["perceptron", "novikoff", "--instances", "3", "--seconds", "0"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.startswith("lincls check perceptron: 6 instances and 1 searches in ")
+    assert done.stdout.startswith("lincls check perceptron: 6 instances and 1 search in ")
     assert "reproducers" not in done.stdout
     assert _left(tmp_path) == []
     assert list((tmp_path / "tmp").iterdir()) == []

@@ -117,7 +117,7 @@ def test_check_searches_a_named_plugin_bound_and_passes_the_right_one(example_si
     done = _run(["check", NAME, RIGHT, "--instances", "10", "--seconds", "2"], example_site,
                 tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "and 1 searches" in done.stdout and "VIOLATED" not in done.stdout
+    assert "and 1 search in" in done.stdout and "VIOLATED" not in done.stdout
     assert re.search(rf"^\s+{RIGHT}\s+largest mistakes / bound", done.stdout, re.M)
     assert WRONG not in done.stdout
     refused = _run(["check", NAME, "no_such_bound"], example_site, tmp_path)
