@@ -2,9 +2,10 @@
 
 Three checks: the bound at the mistakes' own losses (the derivation's statement, stronger than the
 logged one) on runs fitted here, at random comparators; the logged bounds on random configs run
-through the runner's measurement (300 by default, 10,000 when slow tests run: separable and noisy
-data with offsets, every bias rule, fixed and shuffled orders, 1-2 orderings); and the best
-separator's value against an independent minimisation (scipy's SLSQP) on 210 runs.
+through the runner's measurement (300 in ``make test``, 10,000 in ``make bench``'s section
+``studies``: separable and noisy data with offsets, every bias rule, fixed and shuffled orders,
+1-2 orderings); and the best separator's value against an independent minimisation (scipy's
+SLSQP) on 210 runs.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def test_no_violation_on_three_hundred_runs(tmp_path):
     assert logged["projectron"] >= 100 and logged["projectron_plus"] >= 60, logged
 
 
-@pytest.mark.slow
+@pytest.mark.study
 @pytest.mark.parametrize("block", range(BLOCKS))
 def test_no_violation_on_ten_thousand_runs(block, tmp_path):
     per_block = SLOW_INSTANCES // BLOCKS

@@ -1,6 +1,7 @@
 """Studies: the property checks on studies of the size users reach (the tests marked ``study``:
 10,000 runs or instances a theorem, each against its bound), run here rather than in
-``make test``, which checks the same properties on their 300- to 1,500-instance versions.
+``make test``, which checks the same properties on their 300- to 1,500-instance versions (the
+random instances of every theorem: 1,000 a theorem there).
 
 Each test is a row: its wall time and its outcome (``passed``, else ``FAILED`` with pytest's
 one-line reason). Two workers, as ``make test`` runs. ``--quick`` runs the small versions instead
