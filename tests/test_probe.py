@@ -30,6 +30,7 @@ CASES = {
     "run dataset.n=1000000000000": "dataset.n × dataset.d",
     "run tracking.experiment=''": "tracking.experiment",
     "run -m learner=perceptron,nope": "learner",
+    "run -m learner.lr=interval(0,1)": "learner.lr",
     "run -m seed=range(0,3) dataset.d=0": "dataset.d",
     "report nosuchstudy": "--store",
     "ui --port abc": "--port",

@@ -369,6 +369,15 @@ def test_weights_past_a_float_are_one_line_naming_alpha():
     )
 
 
+def test_weights_whose_square_passes_a_float_are_one_line_naming_alpha():
+    """alpha = 1e308 on boolean data: each weight stays finite (1e308) but ‖w‖², which the run's
+    margins take, does not; the run ended in a NaN histogram's ValueError traceback."""
+    data = make_disjunction(n=200, n_features=20, k=3, seed=0)
+    with pytest.raises(LinclsInputError) as info:
+        Winnow(alpha=1e308).fit(data.X, data.y)
+    assert str(info.value).startswith("alpha: the weights overflowed in pass 1 with alpha = 1e+308")
+
+
 @pytest.mark.parametrize(
     ("make", "field", "message"),
     [

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.plugins import Plugins
 from hydra.core.utils import JobStatus
@@ -52,8 +51,7 @@ class LinclsSweeperConf:
 
 def _key_lines(overrides: list[Any]) -> dict[str, list[str]]:
     """Each key's override lines, as ``BasicSweeper.split_arguments`` makes them before taking
-    their product (a sweep of any other kind refused as it refuses it)."""
-    from hydra.errors import HydraException
+    their product (an interval, which no grid enumerates, refused as one line naming its key)."""
 
     lines: dict[str, list[str]] = {}
     for override in overrides:
@@ -68,10 +66,12 @@ def _key_lines(overrides: list[Any]) -> dict[str, list[str]]:
                 raise LinclsInputError(
                     key, f"{override.input_line} sweeps no value: give it at least one"
                 )
-        else:
-            raise HydraException(
-                f"{BasicSweeper.__name__} does not support sweep type : {override.value_type.name}"
-            )
+        else:  # interval(…): a range to sample, which a grid cannot enumerate
+            from lincls.errors import LinclsInputError
+
+            raise LinclsInputError(
+                key, f"{override.input_line} is an interval, which a grid cannot enumerate; "
+                "give values (a,b,c), range(start,stop,step) or choice(a,b)")  # fmt: skip
     return lines
 
 

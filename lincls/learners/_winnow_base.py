@@ -216,7 +216,11 @@ class WinnowBase(OnlineBinaryClassifier):
             mistakes = multiplicative_pass_dense(
                 X, y, order, w, theta, alpha, eliminate, rows, steps, w_neg
             )
-        if not (np.isfinite(w).all() and (w_neg is None or np.isfinite(w_neg).all())):
+        # ‖w‖² too, which the run's margins and bounds take: weights of 1e308 are finite, their
+        # square is not
+        with np.errstate(over="ignore", invalid="ignore"):
+            finite = np.isfinite(w @ w) and (w_neg is None or np.isfinite(w_neg @ w_neg))
+        if not finite:
             pass_number = len(self._pass_mistakes) + 1
             raise LinclsInputError(
                 "alpha",
