@@ -348,3 +348,12 @@ def test_scw2_best_comparator_is_the_least_objective(tmp_path):
         if checked == 200:
             break
     assert checked == 200
+
+
+def test_scw1_bound_where_slope_times_k_underflows():
+    """At R' = 1e140 and K = 1e-290, (2/R')·K is 0 in floats: the bound divided by it (a
+    ZeroDivisionError failed every such run); with K divided out it is the same value as at
+    K = 1 scaled by K (without losses the bound is proportional to K)."""
+    small = scw1_bound(1e-290, 1e140, 1.0, 1.0, 0.0)
+    assert small == pytest.approx(scw1_bound(1.0, 1e140, 1.0, 1.0, 0.0) * 1e-290, rel=1e-12)
+    assert small == pytest.approx(1e140**2 / math.sqrt(2.0) * 1e-290, rel=1e-12)

@@ -236,3 +236,16 @@ def test_finite_rows_whose_activations_overflow_still_fit():
 @parametrize_with_checks([Perceptron(), Perceptron(bias="r2", shuffle=True, random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_weights_past_the_float_range_are_one_line_naming_lr():
+    """lr = 1e308 at radius 1e10: w = lr·y·x overflows; the run went on with infinite weights
+    to accuracy 0.5 and RuntimeWarnings. A learner without lr names its data's scale."""
+    data = make_separable(n=50, d=2, margin=1e9, radius=1e10, seed=0)
+    with pytest.raises(LinclsInputError) as info:
+        Perceptron(lr=1e308).fit(data.X, data.y)
+    assert str(info.value) == (
+        "lr: the weights overflowed in pass 1 with lr = 1e+308: ‖w‖² passed the float range; a "
+        "smaller lr or data of a smaller scale keeps it finite"
+    )
+    Perceptron(lr=1e100).fit(data.X, data.y)  # ‖w‖² ~ 1e220: finite, it runs

@@ -10,6 +10,8 @@ ROMMA's bound at its best comparator is also checked against an independent mini
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -168,3 +170,16 @@ def independent_minimum(A: np.ndarray, start: np.ndarray) -> float:
     )
     v = found.x / float(np.min(A @ found.x))
     return float(v @ v)
+
+
+def test_the_log_determinant_past_the_float_range_is_inf_without_a_warning():
+    """λ/a overflows at a = 1e-300 and eigenvalues of 1e100²: the bound is +inf (vacuous), and
+    no RuntimeWarning reaches the user's terminal."""
+    import warnings
+
+    from lincls.bounds.second_order import mistake_log_det
+
+    X = np.array([[1e100, 0.0], [0.0, 1e100]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mistake_log_det(X, np.array([0, 1]), 0.0, 1e-300) == math.inf

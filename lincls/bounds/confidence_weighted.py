@@ -145,9 +145,11 @@ def scw1_bound(K: float, radius: float, phi: float, C: float, hinge_sum: float) 
     floor = phi * radius * (1.0 + zeta) / (2.0 * zeta)
     if K <= 0.0:
         lam = floor
-    else:
+    elif slope * K > 0.0:
         lam = (phi * K + math.sqrt((phi * K) ** 2 + slope * K * linear * phi)) / (slope * K)
         lam = max(lam, floor)
+    else:  # slope·K underflowed (R' near the float range): the same λ with K divided out
+        lam = max((phi + math.sqrt(phi * phi + slope * linear * phi / K)) / slope, floor)
     return (lam * lam * K + lam * linear) / (phi * math.sqrt(zeta) * (slope * lam - phi))
 
 

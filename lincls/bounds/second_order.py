@@ -78,7 +78,8 @@ def mistake_log_det(X, rows: np.ndarray, c: float, a: float) -> float:
     if not np.all(np.isfinite(gram)):  # squares past the float range
         return math.inf
     eigenvalues = np.maximum(np.linalg.eigvalsh(gram), 0.0)  # a negative one is rounding
-    return float(np.sum(np.log1p(eigenvalues / a)))
+    with np.errstate(over="ignore"):  # λ/a past the float range: the sum is +inf, as it is
+        return float(np.sum(np.log1p(eigenvalues / a)))
 
 
 def _learner(facts: RunFacts) -> str | None:
