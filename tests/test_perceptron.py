@@ -238,14 +238,17 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
-def test_weights_past_the_float_range_are_one_line_naming_lr():
+def test_a_run_whose_weights_pass_the_float_range_is_one_line_naming_lr():
     """lr = 1e308 at radius 1e10: w = lr·y·x overflows; the run went on with infinite weights
-    to accuracy 0.5 and RuntimeWarnings. A learner without lr names its data's scale."""
+    to accuracy 0.5 and RuntimeWarnings. The estimator fits as scikit-learn's does (see
+    test_finite_rows_whose_activations_overflow_still_fit); the run refuses it."""
+    from lincls.evaluation import fit_and_evaluate
+
     data = make_separable(n=50, d=2, margin=1e9, radius=1e10, seed=0)
     with pytest.raises(LinclsInputError) as info:
-        Perceptron(lr=1e308).fit(data.X, data.y)
+        fit_and_evaluate(Perceptron(lr=1e308), data)
     assert str(info.value) == (
-        "lr: the weights overflowed in pass 1 with lr = 1e+308: ‖w‖² passed the float range; a "
+        "learner.lr: the weights overflowed with lr = 1e+308: ‖w‖² passed the float range; a "
         "smaller lr or data of a smaller scale keeps it finite"
     )
-    Perceptron(lr=1e100).fit(data.X, data.y)  # ‖w‖² ~ 1e220: finite, it runs
+    assert fit_and_evaluate(Perceptron(lr=1e100), data).metrics["mistakes"] >= 1  # it runs

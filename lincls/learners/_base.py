@@ -341,31 +341,8 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
                 setattr(self, name, grown)
         return self._record_rows[start:end], self._record_steps[start:end]
 
-    def _check_finite_weights(self) -> None:
-        """Refuse weights whose squared norm passed the float range (the run's margins and bounds
-        take ‖w‖²; the perceptron at lr = 1e308 went on with infinite weights to accuracy 0.5):
-        one line naming lr where the learner has one, else the data (their scale)."""
-        coef = getattr(self, "coef_", None)
-        if not isinstance(coef, np.ndarray) or coef.dtype.kind != "f":
-            return
-        intercept = np.asarray(getattr(self, "intercept_", 0.0), dtype=np.float64)
-        with np.errstate(over="ignore", invalid="ignore"):
-            if np.isfinite(np.vdot(coef, coef)) and np.isfinite(intercept).all():
-                return
-        params = self.get_params()
-        where = f"in pass {len(self._pass_mistakes) + 1}"
-        if "lr" in params:
-            problem = f"the weights overflowed {where} with lr = {params['lr']:g}: ‖w‖² passed"
-            raise LinclsInputError(
-                "lr", f"{problem} the float range; a smaller lr or data of a smaller scale keeps "
-                "it finite")  # fmt: skip
-        raise LinclsInputError(
-            "X", f"the weights overflowed {where}: ‖w‖² passed the float range; data of a "
-            "smaller scale keep it finite")  # fmt: skip
-
     def _one_pass(self, X, labels: np.ndarray, order: np.ndarray) -> int:
         mistakes, updates, rows, steps = self._run_pass(X, labels, order)
-        self._check_finite_weights()
         # A learner that wrote into ``_mistake_buffers`` hands back the same memory: then these
         # are in place already; otherwise its arrays are appended.
         rows_out, steps_out = self._mistake_buffers(mistakes)
@@ -421,11 +398,34 @@ def initial_weights(
     return coef, intercept
 
 
+def check_finite_weights(learner) -> None:
+    """Refuse a fitted learner whose weights' squared norm passed the float range, which a run's
+    margins and bounds take (the perceptron at lr = 1e308 went on with infinite weights to
+    accuracy 0.5): ``LinclsInputError`` naming lr where the learner has one, else the data (their
+    scale). The estimators themselves fit such data, as scikit-learn's do; runs check here."""
+    coef = getattr(learner, "coef_", None)
+    if not isinstance(coef, np.ndarray) or coef.dtype.kind != "f":
+        return
+    intercept = np.asarray(getattr(learner, "intercept_", 0.0), dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.vdot(coef, coef)) and np.isfinite(intercept).all():
+            return
+    params = learner.get_params()
+    if "lr" in params:
+        raise LinclsInputError(
+            "lr", f"the weights overflowed with lr = {params['lr']:g}: ‖w‖² passed the float "
+            "range; a smaller lr or data of a smaller scale keeps it finite")  # fmt: skip
+    raise LinclsInputError(
+        "X", "the weights overflowed: ‖w‖² passed the float range; data of a smaller scale "
+        "keep it finite")  # fmt: skip
+
+
 __all__ = [
     "FLOAT_DTYPES",
     "OnlineBinaryClassifier",
     "binary_classes",
     "check_finite",
+    "check_finite_weights",
     "fast_binary_labels",
     "initial_weights",
     "permutation",
