@@ -25,7 +25,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from lincls import tracking
 from lincls.config import register_configs
-from lincls.config.checks import check_booleans, parse_overrides
+from lincls.config.checks import check_booleans, parse_overrides, resolved
 from lincls.config.composition import check_group_choices, input_error
 from lincls.config.run import RunConfig
 from lincls.errors import LinclsInputError
@@ -54,7 +54,11 @@ class Refused(SystemExit):
 def main(cfg: DictConfig) -> float | dict | None:
     """Run one config; return its mistakes (the value a Hydra sweeper would minimise)."""
     # orders.permutations=k and orders=k are one config: one spelling in params and hash
-    config = canonical_orders(OmegaConf.to_container(cfg, resolve=True))
+    try:
+        config = canonical_orders(resolved(cfg))
+    except LinclsInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise Refused(2) from None
     hydra_config = HydraConfig.get()
     multirun = hydra_config.mode == RunMode.MULTIRUN
     ENDS_AT_ONCE.append(not multirun)

@@ -1,8 +1,10 @@
 """A probe of bad input across the commands a user types, as a new user's mistakes come: each is
 one line naming the field, exit 2, no traceback, and nothing made in the user's lincls home (no
-store, no folder). Two were not clean before: an empty range (``seed=range(0,-3)``) ended in a
-22-line IndexError, and ``-m`` with ``--cfg`` in Hydra's ValueError traceback. (A key added with
-``+note=…`` is no mistake: the run logs it as a param.)"""
+store, no folder). Six were not clean before: an empty range (``seed=range(0,-3)``) ended in a
+22-line IndexError, ``-m`` with ``--cfg`` in Hydra's ValueError traceback, a radius past 1e150
+in an OverflowError, ``interval(…)`` in Hydra's HydraException and an interpolation that does
+not resolve (``${oops}``) in OmegaConf's. (A key added with ``+note=…`` is no mistake: the run
+logs it as a param.)"""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ CASES = {
     "run tracking.experiment=''": "tracking.experiment",
     "run -m learner=perceptron,nope": "learner",
     "run -m learner.lr=interval(0,1)": "learner.lr",
+    "run dataset.n=${oops}": "dataset.n",
+    "run -m seed=0,1 dataset.n=${oops}": "dataset.n",
     "run -m seed=range(0,3) dataset.d=0": "dataset.d",
     "report nosuchstudy": "--store",
     "ui --port abc": "--port",

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from hydra_plugins.lincls_sweeps.grid import Jobs
 from hydra_plugins.lincls_sweeps.launcher import JobComposer
@@ -117,7 +117,7 @@ def _rest(loader: Any, job: Sequence[str]) -> tuple[str, ...]:
 
 def _check_rest(composer, loader, job, data: dict) -> None:
     """Check every value of ``job`` but its seed (``_bad_seeds``)."""
-    from lincls.config.checks import check_booleans
+    from lincls.config.checks import check_booleans, resolved
     from lincls.config.run import RunConfig
     from lincls.errors import check_number
     from lincls.evaluation import prepare
@@ -126,7 +126,7 @@ def _check_rest(composer, loader, job, data: dict) -> None:
     groups, values = split_group_overrides(loader, job)
     task_cfg = composer.task(job, 0)
     check_booleans(task_cfg, groups + values)
-    run_config = RunConfig.from_container(OmegaConf.to_container(task_cfg, resolve=True))
+    run_config = RunConfig.from_container(resolved(task_cfg))
     dataset = dict(run_config.dataset)
     if "seed" in dataset:  # the data below may have been built with another job's seed
         check_number("dataset.seed", dataset.pop("seed"), low=0, integer=True)

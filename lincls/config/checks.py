@@ -11,9 +11,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from omegaconf import BooleanNode, DictConfig
+from omegaconf import BooleanNode, DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from lincls.errors import LinclsInputError
+
+
+def resolved(cfg: DictConfig) -> dict:
+    """``cfg`` as plain containers, every ``${…}`` resolved; an interpolation that does not
+    resolve (``dataset.n=${oops}``) is ``LinclsInputError`` naming its key, where OmegaConf's
+    error reached the user as a traceback."""
+    try:
+        return OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None) or "config"
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise LinclsInputError(key, f"does not resolve: {reason}") from None
 
 
 def _node(cfg: DictConfig, key: str) -> Any:
