@@ -1,6 +1,6 @@
 """A probe of bad input across the commands a user types, as a new user's mistakes come: each is
 one line naming the field, exit 2, no traceback, and nothing made in the user's lincls home (no
-store, no folder). Six were not clean before: an empty range (``seed=range(0,-3)``) ended in a
+store, no folder). Five were not clean before: an empty range (``seed=range(0,-3)``) ended in a
 22-line IndexError, ``-m`` with ``--cfg`` in Hydra's ValueError traceback, a radius past 1e150
 in an OverflowError, ``interval(…)`` in Hydra's HydraException and an interpolation that does
 not resolve (``${oops}``) in OmegaConf's. (A key added with ``+note=…`` is no mistake: the run
