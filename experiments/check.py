@@ -6,7 +6,8 @@ against one learner; the largest mistakes / bound per bound, and a reproducer fo
 
 LEARNER is a built-in learner or one a plugin registered (``lincls.plugins``), BOUND any
 registered bound, a plugin's too. Random instances draw data, order and passes as the every-option
-property test does (certified separable or noisy data, 10⁻³ to 10³ in scale); the games are the
+property test does (certified separable or noisy data, 10⁻³ to 10³ in scale; for a multiclass
+learner, half of them certified data of 3 to 6 classes, saved with their U); the games are the
 orthogonal game (and the disjunction game for Winnow); the searches are ``lincls.search``'s
 adversaries, one for each bound planned for the learner (``PLANS``) and each bound a plugin
 registered for it, or for BOUND alone. Every run is the runner's own measurement, so a bound is
@@ -47,7 +48,7 @@ from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
 from lincls.games._play import check_online
 from lincls.registry import build_learner, learners
 from lincls.search import Target, replay_overrides, to_csv
-from lincls.search.game import certificate_record
+from lincls.search.game import certificate_record, multiclass_certificate_record
 from lincls.search.targets import PLANS, search
 
 WINNOWS = ("winnow", "balanced_winnow")
@@ -69,12 +70,25 @@ def _learner_config(name: str, overrides: Sequence[str]) -> dict:
     return config
 
 
+def _multiclass(name: str) -> bool:
+    """Whether the learner takes more than two classes (its estimator's tags say so)."""
+    return bool(learners()[name]().__sklearn_tags__().classifier_tags.multi_class)
+
+
 def random_configs(learner: dict, count: int, seed: int) -> Iterator[dict]:
-    """Configs of random instances the learner takes (the property test's draws)."""
+    """Configs of random instances the learner takes (the property test's draws); for a
+    multiclass learner, half of them certified multiclass data of 3 to 6 classes."""
     rng = np.random.default_rng(seed)
+    multiclass = _multiclass(learner["name"])
     for k in range(count):
         n = int(rng.integers(4, 60))
-        if learner["name"] in WINNOWS:
+        if multiclass and k % 2 == 1:
+            classes = int(rng.integers(3, 7))
+            radius = float(10.0 ** rng.uniform(-3, 3))
+            data = {"name": "multiclass", "n": max(n, classes), "d": int(rng.integers(2, 8)),
+                    "n_classes": classes, "radius": radius, "n_test": 0,
+                    "margin": radius * float(rng.choice([0.02, 0.05, 0.1]))}  # fmt: skip
+        elif learner["name"] in WINNOWS:
             data = {"name": "disjunction", "n_features": int(rng.integers(4, 30)),
                     "k": int(rng.integers(1, 4)), "n": n, "n_test": 0}  # fmt: skip
         else:
@@ -134,6 +148,13 @@ def target_of(name: str, learner: dict, overrides: Sequence[str]) -> Target:
                   plan.max_radius if plan else None)  # fmt: skip
 
 
+def certificate_of(u, b, U=None) -> dict | None:
+    """The JSON record of the certificate data came with: (u, b), a multiclass U, or None."""
+    if u is not None:
+        return certificate_record(u, b)
+    return None if U is None else multiclass_certificate_record(U)
+
+
 def _text(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -188,12 +209,13 @@ class Referee:
         X,
         y,
         command: list[str],
-        certificate: tuple[np.ndarray, float] | None = None,
+        certificate: dict | None = None,
     ) -> None:
         """Take a run's bounds (``metrics``) on the data (X, y); for a bound it violates first,
-        write the data, and the certificate (u, b) the data came with if any (the generator's,
-        a game's hidden separator, a searched disjunction: a CSV cannot carry it, and the SVM a
-        CSV replay finds is no separator through the origin nor a disjunction), and the
+        write the data, and the certificate the data came with if any, as its JSON record
+        (``certificate_of``: the generator's (u, b) or multiclass U, a game's hidden separator, a
+        searched disjunction: a CSV cannot carry it, and the SVM a CSV replay finds is no
+        separator through the origin nor a disjunction, nor a multiclass generator's U), and the
         ``command`` (``{path}`` the CSV's place) that replays the run with them."""
         mistakes = metrics.get("mistakes")
         for key, value in metrics.items():
@@ -211,7 +233,7 @@ class Referee:
                 saved = f"  instance: {path}"
                 if certificate is not None:
                     cert = path.with_suffix(".certificate.json")
-                    cert.write_text(json.dumps(certificate_record(*certificate)))
+                    cert.write_text(json.dumps(certificate))
                     words.append(f"dataset.certificate={cert}")
                     saved += f"\n  separator: {cert}"
                 line = " ".join(["lincls run", *words])
@@ -298,8 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "dataset.test_fraction=0", f"passes={config['passes']}",
                    f"order={config['order']}", f"seed={config['seed']}"]  # fmt: skip
         ds = outcome.dataset
-        certificate = None if ds.u is None else (ds.u, ds.b)
-        referee.record(where, outcome.metrics, ds.X, ds.y, command, certificate)
+        referee.record(
+            where, outcome.metrics, ds.X, ds.y, command, certificate_of(ds.u, ds.b, ds.U)
+        )
     unsearched: list[str] = []
     for name in searched:
         target = target_of(name, options[name], overrides_of(options[name]))
@@ -309,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             unsearched.append(f"{name}: {exc.problem}")
             continue
         found = search(target, args.seconds, args.seed, adversary_of(learner))
-        certificate = None if found.u is None else (found.u, found.b)
+        certificate = certificate_of(found.u, found.b)
         command = replay_overrides(target, "{path}")
         where = f"{found.method} search ({found.seconds:.1f} s, {found.evaluations} runs)"
         referee.record(where, found.scored.metrics, found.X, found.y, command, certificate)

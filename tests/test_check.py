@@ -122,3 +122,64 @@ def test_check_finds_no_violation_of_any_built_in_bound(bound, capsys, tmp_path)
     assert "VIOLATED" not in printed, printed
     assert code == 0
     assert re.search(rf"^\s+{bound}\s+largest mistakes / bound", printed, re.M), printed
+
+
+@pytest.fixture
+def wrong_multiclass():
+    """The multiclass perceptron's 2R²/γ² divided by 20 where there are three classes or more
+    (right on two): only multiclass data can break it."""
+    true = next(s for s in REGISTRY if s.name == "multiclass_perceptron")
+
+    def value(facts):
+        right = true.value(facts)
+        return right / 20 if len(facts.learner.classes_) > 2 else right
+
+    spec = replace(true, name="multiclass_wrong", best=None, value=value)
+    REGISTRY.append(spec)
+    yield spec.name
+    REGISTRY.remove(spec)
+
+
+def test_check_draws_multiclass_data_for_a_multiclass_learner_and_catches_its_wrong_bound(
+    wrong_multiclass, capsys, tmp_path
+):
+    """Half of a multiclass learner's random instances are certified data of 3 to 6 classes
+    (before, all were binary, where a multiclass bound is never tested past two classes)."""
+    drawn = [c["dataset"] for c in check.random_configs({"name": "mira"}, 20, 0)]
+    classes = [d["n_classes"] for d in drawn if d["name"] == "multiclass"]
+    assert len(classes) == 10 and min(classes) >= 3 and max(classes) <= 6
+    binary = [c["dataset"]["name"] for c in check.random_configs({"name": "perceptron"}, 20, 0)]
+    assert "multiclass" not in binary
+    code = check.main(["multiclass_perceptron", "--instances", "20", "--seconds", "0",
+                       "--out", str(tmp_path)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 1, printed
+    assert re.search(r"^multiclass_wrong: .* on random multiclass seed=\d+$", printed, re.M)
+    assert "multiclass_perceptron " in printed and "VIOLATED" in printed
+    # the replay reads the generator's U beside the CSV (the SVM's would not break this bound)
+    replay = re.search(r"replay:\s+lincls run (.*)", printed).group(1).split()
+    assert any(w.startswith("dataset.certificate=") for w in replay)
+    config = compose_config(replay)
+    config["certificates"]["cache_dir"] = str(tmp_path / "cache")
+    outcome = measure(config)
+    logged = float(re.search(r"^multiclass_wrong: \S+ mistakes > bound (\S+)", printed, re.M)[1])
+    assert outcome.metrics["bound.multiclass_wrong"] == pytest.approx(logged, rel=1e-5)
+    assert not holds(outcome.metrics["mistakes"], outcome.metrics["bound.multiclass_wrong"])
+
+
+def test_a_multiclass_certificate_of_the_wrong_shape_is_one_line(tmp_path):
+    from lincls.data.files import load_csv
+    from lincls.errors import LinclsInputError
+
+    data = tmp_path / "data.csv"
+    data.write_text("a,b,label\n1,0,0\n0,1,1\n-1,-1,2\n")
+    cert = tmp_path / "cert.json"
+    cert.write_text('{"U": [[1, 0], [0, 1]]}')  # two rows for three classes
+    with pytest.raises(LinclsInputError) as refused:
+        load_csv(data, certificate=str(cert))
+    assert str(refused.value) == (
+        f"certificate: {cert}: U must be 3 rows (one a class) of 2 finite numbers"
+    )
+    cert.write_text('{"U": [[1, 0], [0, 1], [-0.7, -0.7]]}')
+    loaded = load_csv(data, certificate=str(cert))
+    assert loaded.U.shape == (3, 2) and loaded.margin == pytest.approx(1.0)  # min gap: row 1

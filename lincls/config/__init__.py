@@ -257,7 +257,8 @@ class CsvConfig(DatasetConfig):
     label_column: str = "label"
     test_fraction: float = 0.25
     categorical: list[str] = field(default_factory=list)
-    certificate: str | None = None  # a JSON {"u": [...], "b": ...} that certifies the rows
+    # a JSON {"u": [...], "b": ...}, or a multiclass {"U": [[...], ...]}, that certifies the rows
+    certificate: str | None = None
 
 
 @dataclass

@@ -14,6 +14,7 @@ import pandas as pd
 
 from lincls.data.dataset import Dataset
 from lincls.errors import LinclsInputError, check_number
+from lincls.geometry import max_norm, multiclass_margins
 
 # The largest feature magnitude a file may hold: a run squares and sums features (norms, margins,
 # bounds, second-order learners' updates). Measured on 40 rows: from 1e120 confidence_weighted
@@ -133,8 +134,37 @@ def load_csv(
     }
     if certificate is None:
         return Dataset.plain(**data, params=params)
+    classes = np.unique(y)
+    if _is_multiclass_record(certificate):
+        U = read_multiclass_certificate(certificate, len(classes), X.shape[1])
+        y_index = np.searchsorted(classes, data["y"])
+        gaps = multiclass_margins(data["X"], y_index, U, np.zeros(len(classes)))
+        margin = float(gaps.min()) if gaps.size else None
+        return Dataset(**data, margin=margin, radius=max_norm(data["X"]), params=params, U=U)
     u, b = read_certificate(certificate, X.shape[1])
     return Dataset.certified(**data, u=u, b=b, params=params)
+
+
+def _is_multiclass_record(path: str | Path) -> bool:
+    try:
+        return "U" in json.loads(Path(path).read_text())
+    except (OSError, ValueError, TypeError):
+        return False  # read_certificate names what is wrong
+
+
+def read_multiclass_certificate(path: str | Path, classes: int, width: int) -> np.ndarray:
+    """The matrix U (a row per class, in sorted label order) a JSON file ``{"U": [[...], ...]}``
+    gives multiclass data: the certificate a generator's data came with, which a CSV cannot
+    carry (``lincls check`` saves it beside a multiclass violation)."""
+    try:
+        U = np.asarray(json.loads(Path(path).read_text())["U"], dtype=np.float64)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise LinclsInputError("certificate", f"{path}: not a certificate ({exc})") from None
+    if U.shape != (classes, width) or not np.all(np.isfinite(U)):
+        raise LinclsInputError(
+            "certificate", f"{path}: U must be {classes} rows (one a class) of {width} finite "
+            "numbers")  # fmt: skip
+    return U
 
 
 def read_certificate(path: str | Path, width: int) -> tuple[np.ndarray, float]:

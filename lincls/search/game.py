@@ -128,6 +128,12 @@ def certificate_record(u: np.ndarray, b: float) -> dict[str, Any]:
     return {"u": [float(v) for v in np.asarray(u, dtype=np.float64)], "b": float(b)}
 
 
+def multiclass_certificate_record(U: np.ndarray) -> dict[str, Any]:
+    """A multiclass certificate U (a row per class) as JSON numbers, as ``dataset=csv`` reads
+    it back (``dataset.certificate``)."""
+    return {"U": [[float(v) for v in row] for row in np.asarray(U, dtype=np.float64)]}
+
+
 def _plain(value: object) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
