@@ -28,7 +28,7 @@ from lincls.evaluation.hyperplane import hyperplane_metrics
 from lincls.games import Game
 from lincls.geometry import Certificate, row_norms
 from lincls.geometry.certificates import certificate_of, certificates_of, primary
-from lincls.learners._base import binary_classes, check_finite, check_finite_weights
+from lincls.learners._base import binary_classes, check_finite
 from lincls.orders import fit_in_order
 from lincls.paths import default_cache_dir
 from lincls.registry import build_dataset, build_learner, prefixed
@@ -149,12 +149,6 @@ def _binary_online(learner) -> bool:
     )
 
 
-def _finite(fitted, learner):
-    """``fitted``, once the learner's weights are known to have a finite squared norm."""
-    check_finite_weights(learner)
-    return fitted
-
-
 def _fit_orderings(learner, dataset: Dataset, plan: RunPlan, online: bool, adversary):
     """The learner and its clones fitted once per ordering: (models, presentations, seconds)."""
     models = [learner] + [clone(learner) for _ in range(plan.orders - 1)]
@@ -166,15 +160,14 @@ def _fit_orderings(learner, dataset: Dataset, plan: RunPlan, online: bool, adver
             presentations.append(
                 prefixed(
                     "dataset",
-                    lambda m=model, k=k: _finite(
-                        fit_in_order(m, dataset.X, dataset.y, plan.order, k, plan.seed, adversary),
-                        m,
+                    lambda m=model, k=k: fit_in_order(
+                        m, dataset.X, dataset.y, plan.order, k, plan.seed, adversary
                     ),
                     model,
                 )
             )
         else:
-            prefixed("dataset", lambda m=model: _finite(m.fit(dataset.X, dataset.y), m), model)
+            prefixed("dataset", lambda m=model: m.fit(dataset.X, dataset.y), model)
             presentations.append(None)
         seconds += time.perf_counter() - start
     return models, presentations, seconds

@@ -117,6 +117,11 @@ def hyperplane_metrics(
     if not (np.all(np.isfinite(rule[0])) and np.isfinite(rule[1])):
         # a rule without a bound may diverge (PA's scikit-learn bias step scaled above 1)
         return {}, {"hyperplane.note": "the weights are not finite: no hyperplane"}, {}
+    with np.errstate(over="ignore"):
+        square = float(np.vdot(rule[0], rule[0]))
+    if not np.isfinite(square):  # finite weights near the largest double (Winnow at α = 1e308)
+        note = "the weights' squared norm is past the float range: no hyperplane"
+        return {}, {"hyperplane.note": note}, {}
     y_signed = np.where(np.asarray(y) == learner.classes_[1], 1.0, -1.0)
     found = hyperplane_margins(X, y_signed, *rule)
     metrics = {

@@ -398,34 +398,11 @@ def initial_weights(
     return coef, intercept
 
 
-def check_finite_weights(learner) -> None:
-    """Refuse a fitted learner whose weights' squared norm passed the float range, which a run's
-    margins and bounds take (the perceptron at lr = 1e308 went on with infinite weights to
-    accuracy 0.5): ``LinclsInputError`` naming lr where the learner has one, else the data (their
-    scale). The estimators themselves fit such data, as scikit-learn's do; runs check here."""
-    coef = getattr(learner, "coef_", None)
-    if not isinstance(coef, np.ndarray) or coef.dtype.kind != "f":
-        return
-    intercept = np.asarray(getattr(learner, "intercept_", 0.0), dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.vdot(coef, coef)) and np.isfinite(intercept).all():
-            return
-    params = learner.get_params()
-    if "lr" in params:
-        raise LinclsInputError(
-            "lr", f"the weights overflowed with lr = {params['lr']:g}: ‖w‖² passed the float "
-            "range; a smaller lr or data of a smaller scale keeps it finite")  # fmt: skip
-    raise LinclsInputError(
-        "X", "the weights overflowed: ‖w‖² passed the float range; data of a smaller scale "
-        "keep it finite")  # fmt: skip
-
-
 __all__ = [
     "FLOAT_DTYPES",
     "OnlineBinaryClassifier",
     "binary_classes",
     "check_finite",
-    "check_finite_weights",
     "fast_binary_labels",
     "initial_weights",
     "permutation",

@@ -23,14 +23,8 @@ from numba import njit
 from lincls.errors import LinclsInputError, check_number
 from lincls.learners._base import OnlineBinaryClassifier
 
-# ln of the largest float: α^x is finite and non-zero while |x|·ln α stays below it
-LOG_LARGEST = math.log(np.finfo(np.float64).max)
-
-
-def _largest_magnitude(X) -> float:
-    """max |x_j| over every stored value of ``X`` (no copy of it), 0 for an empty one."""
-    values = X.data if sp.issparse(X) else X
-    return float(max(values.max(), -values.min())) if values.size else 0.0
+# ln of the smallest positive float: α^x is 0 in floats where x·ln α is below it
+LOG_SMALLEST = math.log(np.nextafter(0.0, 1.0))
 
 
 @njit(cache=True, nogil=True)
@@ -188,18 +182,20 @@ class WinnowBase(OnlineBinaryClassifier):
         return theta
 
     def _check_factors(self, X) -> None:
-        """α^{|x_j|} must be a finite, non-zero float for every feature value (the kernel divides
-        by it): |x_j|·ln α ≤ ln(largest float); else ``LinclsInputError`` naming alpha."""
-        largest = _largest_magnitude(X)
-        log_alpha = math.log(float(self.alpha))
-        if largest * log_alpha > LOG_LARGEST:
-            room = LOG_LARGEST / largest  # alpha ≤ e^room
+        """The update divides by α^{x_j}, which is 0 in floats for a value x_j far enough below 0
+        (only Balanced Winnow takes one): ``LinclsInputError`` naming alpha there, where numba's
+        ZeroDivisionError ended the run. Factors past the float range on the other side make the
+        weights infinite, which a run reports as a rule without a hyperplane."""
+        values = X.data if sp.issparse(X) else X
+        lowest = float(values.min()) if values.size else 0.0
+        if lowest < 0.0 and float(self.alpha) ** lowest == 0.0:
+            room = LOG_SMALLEST / lowest  # alpha < e^room
             most = f"{math.exp(room):.6g}" if room > 1e-4 else f"1 + {room:.3g}"
             raise LinclsInputError(
                 "alpha",
-                f"alpha^|x| overflows a float for the largest |x_j| = {largest:.3g}: alpha must be "
-                f"≤ e^({LOG_LARGEST:.2f}/{largest:.3g}) = {most} "
-                f"for these data (or scale them), got {self.alpha:g}",
+                f"alpha^x is 0 in floats for the lowest x_j = {lowest:.3g}, and the update divides "
+                f"by it: alpha must be below e^({-LOG_SMALLEST:.2f}/{-lowest:.3g}) = {most} for "
+                f"these data (or scale them), got {self.alpha:g}",
             )
 
     def _run_pass(self, X, y, order):
@@ -215,19 +211,6 @@ class WinnowBase(OnlineBinaryClassifier):
         else:
             mistakes = multiplicative_pass_dense(
                 X, y, order, w, theta, alpha, eliminate, rows, steps, w_neg
-            )
-        # ‖w‖² too, which the run's margins and bounds take: weights of 1e308 are finite, their
-        # square is not
-        with np.errstate(over="ignore", invalid="ignore"):
-            finite = np.isfinite(w @ w) and (w_neg is None or np.isfinite(w_neg @ w_neg))
-        if not finite:
-            pass_number = len(self._pass_mistakes) + 1
-            raise LinclsInputError(
-                "alpha",
-                f"the weights overflowed in pass {pass_number} with alpha = {self.alpha:g}: each "
-                f"mistake multiplies a weight by up to alpha^|x_j|, and the largest |x_j| here is "
-                f"{_largest_magnitude(X):.3g}; a smaller alpha or "
-                "scaled data keeps them finite",
             )
         return int(mistakes), int(mistakes), rows[:mistakes], steps[:mistakes]
 
