@@ -22,6 +22,13 @@ class LinclsInputError(ValueError):
         return type(self), (self.field, self.problem)
 
 
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message as one line (the first line, cut to ``limit`` characters)."""
+    text = str(getattr(exc, "message", None) or exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def _bound(x: float) -> str:
     """A range end as written: whole numbers in full (4294967295, not 4.29497e+09)."""
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"

@@ -255,7 +255,7 @@ def test_a_new_store_copied_from_the_template_is_the_store_mlflow_makes(tmp_path
     made in the user's cache and copies it, its Default experiment placed as MLflow places it."""
     from mlflow.tracking._tracking_service import utils
 
-    from lincls.tracking.store import _template, create
+    from lincls.tracking.creation import _template, create
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)

@@ -257,8 +257,7 @@ class CsvConfig(DatasetConfig):
     label_column: str = "label"
     test_fraction: float = 0.25
     categorical: list[str] = field(default_factory=list)
-    # a JSON {"u": [...], "b": ...}, or a multiclass {"U": [[...], ...]}, that certifies the rows
-    certificate: str | None = None
+    certificate: str | None = None  # a JSON {"u": [...], "b": ...} or {"U": [[...], ...]}
 
 
 @dataclass
