@@ -236,3 +236,17 @@ def test_finite_rows_whose_activations_overflow_still_fit():
 @parametrize_with_checks([Perceptron(), Perceptron(bias="r2", shuffle=True, random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_a_diverged_run_notes_no_hyperplane_and_warns_nothing():
+    """lr = 1e308 at radius 1e10: w = lr·y·x is infinite. A rule whose weights diverge is a run
+    (test_bounds_every_option): it notes that there is no hyperplane, and its accuracies come
+    without the RuntimeWarnings its predictions printed."""
+    from lincls.evaluation import fit_and_evaluate
+
+    data = make_separable(n=50, d=2, margin=1e9, radius=1e10, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        outcome = fit_and_evaluate(Perceptron(lr=1e308), data)
+    assert outcome.tags["hyperplane.note"] == "the weights are not finite: no hyperplane"
+    assert outcome.metrics["train_accuracy"] == 0.5
