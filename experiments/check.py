@@ -49,7 +49,7 @@ from lincls.games._play import check_online
 from lincls.registry import build_learner, learners
 from lincls.search import Target, replay_overrides, to_csv
 from lincls.search.game import certificate_record, multiclass_certificate_record
-from lincls.search.targets import PLANS, search
+from lincls.search.targets import PLANS, option_text, search
 
 WINNOWS = ("winnow", "balanced_winnow")
 
@@ -155,10 +155,6 @@ def certificate_of(u, b, U=None) -> dict | None:
     return None if U is None else multiclass_certificate_record(U)
 
 
-def _text(value: object) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def learner_for(bound: str, learner: dict, given: set[str]) -> dict:
     """The learner config ``bound`` is checked with: ``learner`` with the options its plan needs
     (``PLANS``), unless the user gave one of them another value (then ``learner`` as given, which
@@ -167,7 +163,7 @@ def learner_for(bound: str, learner: dict, given: set[str]) -> dict:
     if plan is None or plan.learner != learner["name"]:
         return learner
     effective = build_learner(learner, 1, 0).get_params()  # the options as the learner has them
-    needed = {k: v for k, v in plan.overrides if _text(effective.get(k)) != _text(v)}
+    needed = {k: v for k, v in plan.overrides if option_text(effective.get(k)) != option_text(v)}
     if any(k in given for k in needed):
         return learner
     return {**learner, **needed}
@@ -176,12 +172,12 @@ def learner_for(bound: str, learner: dict, given: set[str]) -> dict:
 def overrides_of(learner: dict) -> list[str]:
     """``learner=NAME`` and a ``learner.KEY=VALUE`` for each of its options, as typed."""
     return [f"learner={learner['name']}"] + [
-        f"learner.{k}={_text(v)}" for k, v in learner.items() if k != "name"
+        f"learner.{k}={option_text(v)}" for k, v in learner.items() if k != "name"
     ]
 
 
 def _key(learner: dict) -> tuple:
-    return tuple(sorted((k, _text(v)) for k, v in learner.items()))
+    return tuple(sorted((k, option_text(v)) for k, v in learner.items()))
 
 
 class Referee:
@@ -312,7 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome is None:
             continue
         data = config["dataset"]
-        changed = [f"{k}={_text(v)}" for k, v in config["learner"].items() if learner.get(k) != v]
+        used = config["learner"].items()
+        changed = [f"{k}={option_text(v)}" for k, v in used if learner.get(k) != v]
         where = f"{kind} {data['name']} seed={config['seed']}" + "".join(
             f" learner.{c}" for c in changed
         )

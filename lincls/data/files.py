@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -135,30 +136,36 @@ def load_csv(
     if certificate is None:
         return Dataset.plain(**data, params=params)
     classes = np.unique(y)
-    if _is_multiclass_record(certificate):
-        U = read_multiclass_certificate(certificate, len(classes), X.shape[1])
+    record = _certificate_record(certificate)
+    if isinstance(record, dict) and "U" in record:
+        U = read_multiclass_certificate(certificate, len(classes), X.shape[1], record)
         y_index = np.searchsorted(classes, data["y"])
         gaps = multiclass_margins(data["X"], y_index, U, np.zeros(len(classes)))
         margin = float(gaps.min()) if gaps.size else None
         return Dataset(**data, margin=margin, radius=max_norm(data["X"]), params=params, U=U)
-    u, b = read_certificate(certificate, X.shape[1])
+    u, b = read_certificate(certificate, X.shape[1], record)
     return Dataset.certified(**data, u=u, b=b, params=params)
 
 
-def _is_multiclass_record(path: str | Path) -> bool:
+def _certificate_record(path: str | Path) -> Any:
+    """A certificate file's JSON, read once; ``LinclsInputError`` if it is none."""
     try:
-        return "U" in json.loads(Path(path).read_text())
-    except (OSError, ValueError, TypeError):
-        return False  # read_certificate names what is wrong
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise LinclsInputError("certificate", f"{path}: not a certificate ({exc})") from None
 
 
-def read_multiclass_certificate(path: str | Path, classes: int, width: int) -> np.ndarray:
+def read_multiclass_certificate(
+    path: str | Path, classes: int, width: int, record: Any = None
+) -> np.ndarray:
     """The matrix U (a row per class, in sorted label order) a JSON file ``{"U": [[...], ...]}``
     gives multiclass data: the certificate a generator's data came with, which a CSV cannot
-    carry (``lincls check`` saves it beside a multiclass violation)."""
+    carry (``lincls check`` saves it beside a multiclass violation). ``record``: its JSON, if
+    read already."""
+    record = _certificate_record(path) if record is None else record
     try:
-        U = np.asarray(json.loads(Path(path).read_text())["U"], dtype=np.float64)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        U = np.asarray(record["U"], dtype=np.float64)
+    except (ValueError, KeyError, TypeError) as exc:
         raise LinclsInputError("certificate", f"{path}: not a certificate ({exc})") from None
     if U.shape != (classes, width) or not np.all(np.isfinite(U)):
         raise LinclsInputError(
@@ -167,14 +174,14 @@ def read_multiclass_certificate(path: str | Path, classes: int, width: int) -> n
     return U
 
 
-def read_certificate(path: str | Path, width: int) -> tuple[np.ndarray, float]:
+def read_certificate(path: str | Path, width: int, record: Any = None) -> tuple[np.ndarray, float]:
     """The separator (u, b) a JSON file ``{"u": [...], "b": ...}`` gives the data it sits
     beside (a searched instance's ``certificate.json``): what certifies data a CSV cannot carry,
-    e.g. the disjunction Winnow's bounds read."""
+    e.g. the disjunction Winnow's bounds read. ``record``: its JSON, if read already."""
+    record = _certificate_record(path) if record is None else record
     try:
-        record = json.loads(Path(path).read_text())
         u, b = np.asarray(record["u"], dtype=np.float64), float(record["b"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise LinclsInputError("certificate", f"{path}: not a certificate ({exc})") from None
     if u.shape != (width,) or not np.all(np.isfinite(u)) or not np.isfinite(b):
         raise LinclsInputError(

@@ -65,7 +65,8 @@ PLANS: dict[str, Plan] = {
 }
 
 
-def _text(value: object) -> str:
+def option_text(value: object) -> str:
+    """An option's value as an override spells it (true/false for a bool)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -78,7 +79,7 @@ def target_of(bound: str, learner: dict | None = None, passes: int | None = None
     config = learner if learner is not None else {"name": plan.learner, **dict(plan.overrides)}
     passes = passes or plan.passes
     overrides = tuple(
-        f"learner.{k}={_text(v)}" for k, v in config.items() if k != "name" and v is not None
+        f"learner.{k}={option_text(v)}" for k, v in config.items() if k != "name" and v is not None
     )
     return Target(build_learner(config, passes, 0), bound, passes, overrides, plan.max_radius)
 
