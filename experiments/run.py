@@ -50,7 +50,25 @@ class Refused(SystemExit):
     """A run refused before anything was stored (its line printed): the exit status."""
 
 
+def sweep_job(config: dict, overrides: Sequence[str], sweep: Any) -> dict | None:
+    """A job of a lincls sweep from its config as plain containers, resolved: what ``main``
+    does with a sweep job's config once it has resolved it (the lincls launcher calls this
+    directly when it can make that config without OmegaConf: ``hydra_plugins.lincls_sweeps
+    .plain``). None, with nothing run, for orders it cannot read: ``main`` refuses them."""
+    try:
+        config = canonical_orders(config)
+    except LinclsInputError:
+        return None
+    return run_job(config, list(overrides), sweep)
+
+
+def _with_sweep_job(task: Any) -> Any:
+    task.lincls_sweep_job = sweep_job  # kept by hydra.main's wrapper (functools.wraps)
+    return task
+
+
 @hydra.main(version_base="1.3", config_path=f"pkg://{CONF_PACKAGE}", config_name="config")
+@_with_sweep_job
 def main(cfg: DictConfig) -> float | dict | None:
     """Run one config; return its mistakes (the value a Hydra sweeper would minimise)."""
     # orders.permutations=k and orders=k are one config: one spelling in params and hash
@@ -61,7 +79,8 @@ def main(cfg: DictConfig) -> float | dict | None:
         raise Refused(2) from None
     hydra_config = HydraConfig.get()
     multirun = hydra_config.mode == RunMode.MULTIRUN
-    ENDS_AT_ONCE.append(not multirun)
+    if not ENDS_AT_ONCE:  # a sweep's jobs: one entry, not one a job
+        ENDS_AT_ONCE.append(not multirun)
     # the sweep's record is in its directory too, relative to where it was launched (runtime.cwd)
     sweep_dir = Path(hydra_config.runtime.cwd, hydra_config.sweep.dir)
     sweep = current_sweep(sweep_dir) if multirun else None

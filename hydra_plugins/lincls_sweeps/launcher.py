@@ -67,6 +67,7 @@ class _Base:
     config: DictConfig  # as composed
     task: bytes | None = None  # its task part pickled, a copy for each job (None: not cheap)
     hydra: DictConfig | None = None  # what ``HydraConfig`` holds for its jobs
+    plain: Any = None  # its task part resolved (``plain.PlainBase``), once asked for; False: none
 
 
 class JobComposer:
@@ -87,6 +88,7 @@ class JobComposer:
         self.master = master
         self.save_job_config = save_job_config
         self._bases: dict[tuple[str, ...], _Base] = {}
+        self.task_name = str(master.hydra.job.name)  # a job's, as ``HydraConfig`` names it
 
     def _base(self, groups: list[Override]) -> _Base:
         key = tuple(o.input_line for o in groups)
@@ -101,6 +103,27 @@ class JobComposer:
                 base.hydra.hydra._set_parent(base.hydra)  # resolved in itself: the job's fields
             self._bases[key] = base
         return self._bases[key]
+
+    def plain(self, overrides: Sequence[str]) -> tuple[dict, DictConfig] | None:
+        """A job's task config as plain containers, resolved (as ``resolved`` of ``task`` gives
+        it), without OmegaConf (``plain``), and its composition's task config (whose nodes'
+        types are the job's); None when only composing it makes it exactly."""
+        from hydra_plugins.lincls_sweeps.plain import PlainBase
+
+        try:
+            groups, values = split_group_overrides(self.loader, overrides)
+            base = self._base(groups)
+        except Exception:  # its composition fails: composing the job says why
+            return None
+        if base.plain is None:
+            try:
+                base.plain = PlainBase(task_config(base.config))
+            except Exception:  # it does not resolve: its jobs are composed, and say why
+                base.plain = False
+        if base.plain is False:
+            return None
+        config = base.plain.job(values)
+        return None if config is None else (config, base.plain.task)
 
     def compose(self, overrides: Sequence[str], idx: int) -> DictConfig:
         """The config Hydra would compose for a job with ``overrides``, number ``idx``."""
@@ -191,6 +214,8 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
     from lincls.sweeps import StoreDown
 
     ret = JobReturn(overrides=list(overrides), task_name=None)
+    if _plain_job(composer, task_function, overrides, ret):
+        return ret
     try:
         task_cfg, job_dir = composer.job(overrides, idx)
         if composer.save_job_config:
@@ -209,6 +234,29 @@ def run_one(composer: JobComposer, task_function: TaskFunction, overrides, idx: 
         ret.return_value = input_error(exc) or exc  # a config that does not compose: one line
         ret.status = JobStatus.FAILED
     return ret
+
+
+def _plain_job(composer: JobComposer, task_function: TaskFunction, overrides, ret) -> bool:
+    """Run a job of a lincls sweep from its plain config (``JobComposer.plain``), as the task
+    would once it resolved its config; False (nothing run) when that config cannot be made so,
+    or the task is not lincls's (``lincls_sweep_job``), or each job's config is to be written."""
+    from lincls.sweeps import current_sweep
+
+    sweep_job = getattr(task_function, "lincls_sweep_job", None)
+    if sweep_job is None or composer.save_job_config:
+        return False
+    record = current_sweep()
+    made = None if record is None else composer.plain(overrides)
+    if made is None:
+        return False
+    outcome = sweep_job(made[0], overrides, record)
+    if outcome is None:  # refused before it ran (its orders): composed, it says so as before
+        return False
+    ret.task_name = composer.task_name
+    ret.working_dir = os.getcwd()
+    ret.return_value = outcome
+    ret.status = JobStatus.COMPLETED
+    return True
 
 
 TRACKER_WARNINGS = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
