@@ -15,6 +15,7 @@ from typing import Any
 import lincls.search  # noqa: F401  (registers dataset=search, whose game is a search)
 from lincls import tracking
 from lincls.config.run import RunConfig
+from lincls.data.dataset import Dataset
 from lincls.errors import LinclsInputError
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
 from lincls.figures import with_figure
@@ -46,16 +47,43 @@ def _describe(config: RunConfig, outcome: RunOutcome) -> None:
     outcome.tags.update(shown_tags(outcome.metrics))
 
 
+class LastData:
+    """The data of this process's last run and the settings that made them: a sweep's runs of
+    one dataset (its learners, learning rates, passes) build it once a process. Generated or read
+    data only: a game is played anew by each run. Nothing changes a dataset once it is built
+    (``test_sweep_shares_data``: every learner in one sweep, each run equal to its run alone)."""
+
+    def __init__(self) -> None:
+        self.settings: str | None = None
+        self.data: Dataset | None = None
+
+    @staticmethod
+    def _settings(config: RunConfig) -> str:
+        return json.dumps(dict(config.dataset), sort_keys=True, default=repr)
+
+    def get(self, config: RunConfig) -> Dataset | None:
+        """The data of ``config``'s dataset, if the last run built them."""
+        return self.data if self.settings == self._settings(config) else None
+
+    def keep(self, config: RunConfig, data: Any) -> None:
+        """Keep ``data``, built for ``config``'s dataset (a game's are not kept)."""
+        kept = isinstance(data, Dataset)
+        self.settings, self.data = (self._settings(config), data) if kept else (None, None)
+
+
 def execute(
-    config: RunConfig | Mapping[str, Any], extra_tags: Mapping[str, str] | None = None
+    config: RunConfig | Mapping[str, Any],
+    extra_tags: Mapping[str, str] | None = None,
+    shared: LastData | None = None,
 ) -> RunOutcome:
     """One run, logged: validate → create the MLflow run → fit and evaluate → one batched write.
 
     ``config``: a ``RunConfig`` (a plain config is checked and made one: ``RunConfig.of``).
     ``extra_tags`` go on the run from its creation (a sweep's parent id, study, overrides).
+    ``shared``: the data of the process's last run, used when its dataset is this one's.
     """
     config = RunConfig.of(config)
-    learner, dataset = prepare(config)
+    learner, dataset = _prepared(config, shared)
     plan = plan_of(config)
     settings = config.tracking
     client, experiment_id = tracking.open_experiment(
@@ -91,10 +119,19 @@ def execute(
     return outcome
 
 
+def _prepared(config: RunConfig, shared: LastData | None) -> tuple[Any, Any]:
+    """``prepare`` of ``config``, on the data ``shared`` kept when they are its dataset's."""
+    learner, dataset = prepare(config, None if shared is None else shared.get(config))
+    if shared is not None:
+        shared.keep(config, dataset)
+    return learner, dataset
+
+
 def execute_deferred(
     config: RunConfig | Mapping[str, Any],
     extra_tags: Mapping[str, str] | None = None,
     experiment_id: str | None = None,
+    shared: LastData | None = None,
 ) -> dict[str, Any]:
     """One run measured but not written: what ``tracking.write_payload`` needs to log it.
 
@@ -117,7 +154,7 @@ def execute_deferred(
     }
     try:
         config = RunConfig.of(config)
-        learner, dataset = prepare(config)
+        learner, dataset = _prepared(config, shared)
         outcome = fit_and_evaluate(learner, dataset, plan_of(config))
     except Exception as exc:
         payload.update(status="FAILED", error=f"{type(exc).__name__}: {exc}")

@@ -36,7 +36,7 @@ from typing import Any
 
 from lincls import tracking
 from lincls.config.run import RunConfig
-from lincls.runner import execute, execute_deferred, refused_run
+from lincls.runner import LastData, execute, execute_deferred, refused_run
 from lincls.tracking import progress, sweep_runs
 from lincls.tracking.headline import Headline
 from lincls.tracking.store import (
@@ -306,6 +306,7 @@ def _load_cached(path: str) -> SweepRecord:
 # worker measures the next. A store written as rows (~3 ms a run) is written by the workers.
 POOLED = False
 DEFERRED = False
+SHARED_DATA = LastData()  # the data of this process's last job, for the next job of that dataset
 
 
 def run_job(
@@ -340,7 +341,9 @@ def run_job(
         outcome["status"] = "skipped"
     elif DEFERRED:
         # a refused config again as given: its refusal becomes the payload's failure
-        payload = execute_deferred(config.raw if refusal else config, tags, record.experiment_id)
+        payload = execute_deferred(
+            config.raw if refusal else config, tags, record.experiment_id, SHARED_DATA
+        )
         outcome.update(payload=payload, error=payload["error"])
         outcome.update(_result(payload["metrics"], payload["tags"]))
         outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"
@@ -353,7 +356,7 @@ def run_job(
         try:
             if refusal is not None:
                 raise refusal
-            done = execute(config, extra_tags=tags)
+            done = execute(config, extra_tags=tags, shared=SHARED_DATA)
             outcome.update(run_id=done.run_id, **_result(done.metrics, done.tags))
         except tracking.StoreError as exc:  # the run is lost to the store, not to its config
             outcome.update(status="failed", error=str(exc), store_error=True)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from lincls import bounds, evaluation
 from lincls.data import make_noisy, make_plane, make_separable
+from lincls.geometry import cache
 from lincls.geometry.certificates import CertificateCache, separating_direction, svm_certificates
 
 
@@ -160,10 +161,32 @@ def test_a_damaged_entry_is_computed_again_and_replaced(tmp_path):
     CertificateCache(tmp_path).get("k", lambda: (np.array([1.0]), 0.5))
     with sqlite3.connect(tmp_path / "certificates.db") as db:
         db.execute("UPDATE entries SET value = ? WHERE key = 'k'", (b"PK\x03\x04 not a zip",))
+    # this process remembers what it read (below); a process that did not reads the damage
+    assert CertificateCache(tmp_path).get("k", lambda: None)[1] == 0.5
+    cache.forget()
     again = CertificateCache(tmp_path).get("k", lambda: (np.array([2.0]), 0.25))
     assert again[0][0] == 2.0 and again[1] == 0.25
+    cache.forget()
     assert CertificateCache(tmp_path).get("k", lambda: None)[1] == 0.25  # replaced, read back
     assert CertificateCache(tmp_path).fits() == ["k", "k"]
+
+
+def test_an_entry_read_is_remembered_read_only_and_its_file_made_anew_is_read(tmp_path):
+    """A sweep's runs of one dataset read its entries once a process; the arrays cannot be
+    changed by a reader; a cache file made anew (same folder) is another cache."""
+    import shutil
+    import sqlite3
+
+    first = CertificateCache(tmp_path / "c").get("k", lambda: (np.array([1.0, 2.0]), 0.5))
+    with sqlite3.connect(tmp_path / "c" / "certificates.db") as db:
+        db.execute("DELETE FROM entries")
+    again = CertificateCache(tmp_path / "c").get("k", lambda: (np.array([9.0]), 0.0))
+    assert list(again[0]) == [1.0, 2.0] and again[1] == 0.5  # remembered, not read
+    with pytest.raises(ValueError, match="read-only"):
+        first[0][0] = 5.0
+    shutil.rmtree(tmp_path / "c")
+    made = CertificateCache(tmp_path / "c").get("k", lambda: (np.array([9.0]), 0.0))
+    assert list(made[0]) == [9.0] and CertificateCache(tmp_path / "c").fits() == ["k"]
 
 
 def test_a_cache_file_that_is_no_database_is_set_aside_and_made_anew(tmp_path):

@@ -261,3 +261,39 @@ def test_make_run_path_the_bound_verification_study_then_its_report(tmp_path):
     client = MlflowClient(tracking_uri=uri)
     logged = {a.path for a in client.list_artifacts(parents[0].info.run_id, "report")}
     assert {f"report/{p.name}" for p in pictures} | {"report/report.md"} <= logged
+
+
+SHARED = ["alma", "arow", "averaged_perceptron", "budget_perceptron", "confidence_weighted",
+          "forgetron", "kernel_perceptron", "learning_rate_perceptron", "margin_perceptron",
+          "mira", "passive_aggressive", "perceptron", "projectron", "romma",
+          "second_order_perceptron", "voted_perceptron"]  # fmt: skip
+
+
+def test_sweep_shares_data(tmp_path):
+    """A sweep's jobs of one dataset share its data and cached certificates in their process
+    (``lincls.runner.LastData``, ``lincls.geometry.cache``); each of its runs, here one per
+    learner and two passes each, logs what that config measures alone."""
+    from lincls.api.compose import compose_run
+    from lincls.evaluation import measure
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    small = ["dataset.n=60", "dataset.d=4", "dataset.n_test=20"]
+    done = run_cli(
+        ["-m", f"learner={','.join(SHARED)}", "passes=1,2", *small, f"tracking.uri={uri}",
+         f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    _, children = _split(runs_of(uri))
+    assert len(children) == 2 * len(SHARED)
+    compared = 0
+    for run in children:
+        learner, passes = run.data.params["learner.name"], run.data.params["passes"]
+        alone = measure(compose_run([f"learner={learner}", f"passes={passes}", *small,
+                                     f"certificates.cache_dir={tmp_path / 'alone'}"]))  # fmt: skip
+        names = [k for k in alone.metrics if k == "mistakes" or k.startswith("bound.")]
+        compared += len(names)
+        for name in names:
+            assert run.data.metrics[name] == pytest.approx(alone.metrics[name], rel=1e-12), (
+                learner, passes, name)  # fmt: skip
+    assert compared > 2 * len(children)  # mistakes and bounds: 94 of them

@@ -18,10 +18,12 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import io
+import itertools
 import os
 import sqlite3
 import threading
 import zipfile
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,8 +38,16 @@ TIMEOUT = 300.0  # seconds a write waits for another process's
 _SCHEMA = "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB, computed INTEGER)"
 # This process's connections and lock files, by folder (neither may cross a fork); a POSIX
 # record lock is the process's, so its threads take ``_THREADS`` around a computation as well.
-_OPEN: dict[tuple[int, str], tuple[sqlite3.Connection, int, int]] = {}
+_OPEN: dict[tuple[int, str], tuple[sqlite3.Connection, int, int, int]] = {}
+_OPENINGS = itertools.count()  # each opening of a file its own number (an inode is reused)
 _THREADS = threading.RLock()
+# The entries this process read or computed last, by (process, folder, file, key): a sweep's runs
+# of one dataset ask for the same few keys run after run, and reading one back from its blob
+# costs ~1 ms. Their arrays are read-only; an entry larger than REMEMBERED_ENTRY is not kept.
+_REMEMBERED: OrderedDict[tuple, dict[str, np.ndarray] | None] = OrderedDict()
+REMEMBERED_BYTES = 64 << 20
+REMEMBERED_ENTRY = 4 << 20
+_REMEMBERED_SIZE = [0]
 
 
 class CertificateCache:
@@ -64,16 +74,26 @@ class CertificateCache:
     ) -> dict[str, np.ndarray] | None:
         """The named arrays stored under ``key`` (None: computed as "none exists"), computing
         them once (``lincls.geometry.comparators`` keeps its solutions here too)."""
+        where = (*self._where(), key)
+        with _THREADS:
+            if where in _REMEMBERED:
+                _REMEMBERED.move_to_end(where)
+                kept = _REMEMBERED[where]
+                return None if kept is None else dict(kept)
         found = self._read(key)
-        if found is not None:
-            return found[0]
-        with self._computing(key):
-            found = self._read(key)
-            if found is not None:
-                return found[0]
-            value = compute()
-            self._write(key, value)
-            return value
+        if found is None:
+            with self._computing(key):
+                found = self._read(key)
+                if found is None:
+                    found = (compute(),)
+                    self._write(key, found[0])
+        return _remember(where, found[0])
+
+    def _where(self) -> tuple[int, str, int]:
+        """(process, folder, this opening of its file): a file made anew is another cache."""
+        self._opened()
+        where = (os.getpid(), str(self.directory.resolve()))
+        return (*where, _OPEN[where][3])
 
     def fits(self) -> list[str]:
         """The keys computed (not read) so far, one per computation, in order."""
@@ -96,7 +116,8 @@ class CertificateCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         locks = os.open(self.directory / LOCKS, os.O_RDWR | os.O_CREAT, 0o666)
         connection = self._connect(locks)
-        _OPEN[where] = (connection, locks, os.stat(self.directory / DATABASE).st_ino)
+        inode = os.stat(self.directory / DATABASE).st_ino
+        _OPEN[where] = (connection, locks, inode, next(_OPENINGS))
         return connection, locks
 
     def _connect(self, locks: int) -> sqlite3.Connection:
@@ -145,6 +166,32 @@ class CertificateCache:
             "DO UPDATE SET value = excluded.value, computed = computed + 1",
             (key, buffer.getvalue()),
         )  # one statement: its own transaction
+
+
+def forget() -> None:
+    """Drop the entries this process remembers (its next reads go to the file)."""
+    with _THREADS:
+        _REMEMBERED.clear()
+        _REMEMBERED_SIZE[0] = 0
+
+
+def _remember(where: tuple, value: dict[str, np.ndarray] | None) -> dict[str, np.ndarray] | None:
+    """Keep ``value`` (its arrays made read-only) as the entry at ``where``; a copy of the dict."""
+    size = 0 if value is None else sum(np.asarray(a).nbytes for a in value.values())
+    if size > REMEMBERED_ENTRY:
+        return value
+    if value is not None:
+        value = {name: np.asarray(a) for name, a in value.items()}
+        for array in value.values():
+            array.flags.writeable = False
+    with _THREADS:
+        if where not in _REMEMBERED:
+            _REMEMBERED[where] = value
+            _REMEMBERED_SIZE[0] += size
+        while _REMEMBERED_SIZE[0] > REMEMBERED_BYTES:
+            _, dropped = _REMEMBERED.popitem(last=False)
+            _REMEMBERED_SIZE[0] -= sum(a.nbytes for a in (dropped or {}).values())
+    return None if value is None else dict(value)
 
 
 def _same_file(path: Path, inode: int) -> bool:
