@@ -41,9 +41,6 @@ register_configs()
 # The configs are the package lincls.conf (conf/ of the checkout); listed from disk for studies.
 CONF_PACKAGE = "lincls.conf"
 CONF = Path(str(importlib.resources.files(CONF_PACKAGE)))
-# A single run's process may end without the interpreter's teardown (``end_process``); a sweep's
-# launcher keeps it: Hydra's joblib launcher leaves its workers to threads joined there.
-ENDS_AT_ONCE: list[bool] = []
 
 
 class Refused(SystemExit):
@@ -79,8 +76,6 @@ def main(cfg: DictConfig) -> float | dict | None:
         raise Refused(2) from None
     hydra_config = HydraConfig.get()
     multirun = hydra_config.mode == RunMode.MULTIRUN
-    if not ENDS_AT_ONCE:  # a sweep's jobs: one entry, not one a job
-        ENDS_AT_ONCE.append(not multirun)
     # the sweep's record is in its directory too, relative to where it was launched (runtime.cwd)
     sweep_dir = Path(hydra_config.runtime.cwd, hydra_config.sweep.dir)
     sweep = current_sweep(sweep_dir) if multirun else None
@@ -309,13 +304,17 @@ def cli() -> None:
 
 
 def end_process(code: object) -> NoReturn:
-    """End the process as ``sys.exit(code)`` would; after a single run, without its last step.
+    """End the process as ``sys.exit(code)`` would, without its last step.
 
-    Python's exit handlers run (logging's flush, a pool's children stopped, every ``atexit``
-    function) and the standard streams are flushed; what is skipped is the interpreter freeing
-    every module's objects one by one, ~0.5 s after a run (numba's and scikit-learn's modules),
-    for memory the operating system takes back at once. Everything a run writes is committed or
-    closed before its job returns.
+    As Python's own exit does, the threads' exit hooks run and the threads that are not daemons
+    are waited for (``threading._shutdown``: Hydra's joblib launcher leaves its workers to such
+    threads), then the exit handlers run
+    (logging's flush, a pool's children stopped, every ``atexit`` function) and the standard
+    streams are flushed; what is skipped is the interpreter freeing every module's objects one
+    by one, ~0.5 s after a run and ~2.5 s after a sweep of two workers (numba's, scikit-learn's,
+    MLflow's modules), for memory the operating system takes back at once. Everything a run
+    writes is committed or closed before its job returns, and a sweep's parent run before its
+    last line.
     """
     if code is None:
         status = 0
@@ -324,8 +323,10 @@ def end_process(code: object) -> NoReturn:
     else:  # sys.exit("message"): the message on stderr, status 1
         print(code, file=sys.stderr)
         status = 1
-    if not (ENDS_AT_ONCE == [True] and threading.active_count() == 1):
+    shutdown = getattr(threading, "_shutdown", None)  # what Python's exit calls first
+    if shutdown is None:
         sys.exit(status)
+    shutdown()  # threads' exit hooks (a pool's executor told to stop), then joined
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

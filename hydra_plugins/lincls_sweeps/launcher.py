@@ -28,6 +28,7 @@ import itertools
 import os
 import pickle
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,6 +303,7 @@ class LinclsLauncher(Launcher):
         self.task_function: TaskFunction | None = None
         self.hydra_context: HydraContext | None = None
         self._executor: Any = None  # the pool, once started
+        self._starting: threading.Thread | None = None  # starting the pool (``start_workers``)
 
     def setup(
         self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
@@ -349,16 +351,30 @@ class LinclsLauncher(Launcher):
         return min(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, jobs)
 
     def start_workers(self, jobs: int) -> None:
-        """Start the pool of a sweep of ``jobs`` jobs now, before the sweep opens the store, so
-        that the workers' start-up (~3 s of imports and Hydra state each) overlaps it; ``launch``
-        then finds them ready. Nothing for ``n_jobs: 1`` or a single job."""
-        if self.n_jobs != 1 and jobs > 1 and self._executor is None:
-            self._start_pool(self._workers(jobs))
+        """Start the pool of a sweep of ``jobs`` jobs now, before the sweep checks its configs
+        and opens the store, so that the workers' start-up (~3 s of imports and Hydra state
+        each) overlaps them; ``launch`` then finds them ready. Nothing for ``n_jobs: 1`` or a
+        single job. Their state is pickled here; handing it to them takes a thread of its own
+        (a worker reads it only as its imports go: ~1 s each that this process would wait)."""
+        if self.n_jobs != 1 and jobs > 1 and self._executor is None and self._starting is None:
+            state = self._state()
+            self._starting = threading.Thread(
+                target=self._start_pool, args=(self._workers(jobs), state),
+                name="lincls-pool-start", daemon=True,
+            )  # fmt: skip
+            self._starting.start()
 
-    def _start_pool(self, workers: int) -> None:
-        from joblib.externals.loky import get_reusable_executor
+    def _started(self) -> None:
+        """Wait for ``start_workers``'s thread (a pool that failed to start is started again)."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
 
-        pool = _pool()
+    def _state(self) -> bytes:
+        """What a worker starts from (``pool._init_worker``), pickled now: Hydra's state is read
+        while this process goes on checking configs with it."""
+        from joblib.externals import cloudpickle
+
         state = {
             "singletons": Singleton.get_state(),
             "hydra_context": self.hydra_context,
@@ -369,6 +385,13 @@ class LinclsLauncher(Launcher):
             "composer": JobComposer,  # the worker's side (``pool``) gets them by name
             "run": run_one,
         }
+        return cloudpickle.dumps(state)
+
+    def _start_pool(self, workers: int, state: bytes | None = None) -> None:
+        from joblib.externals.loky import get_reusable_executor
+
+        state = self._state() if state is None else state
+        pool = _pool()
         _quiet_resource_tracker()
         self._executor = get_reusable_executor(
             max_workers=workers, initializer=pool._init_worker, initargs=(state,), reuse=False
@@ -378,6 +401,7 @@ class LinclsLauncher(Launcher):
 
     def stop_workers(self) -> None:
         """Stop the pool at once (its workers dead when this returns)."""
+        self._started()
         if self._executor is not None:
             self._executor.shutdown(wait=True, kill_workers=True)
             self._executor = None
@@ -396,6 +420,7 @@ class LinclsLauncher(Launcher):
             "defer": defer,
         }
         workers = self._workers(total)
+        self._started()
         if self._executor is None:
             self._start_pool(workers)
         executor, self._executor = self._executor, None
@@ -418,7 +443,7 @@ class LinclsLauncher(Launcher):
                         self._count(record, ret)
                         if ret.status == JobStatus.FAILED:
                             failed.append(ret)
-            executor.shutdown(wait=False)  # idle: they exit while the sweep closes its parent
+            executor.shutdown(wait=False, kill_workers=True)  # idle: their runs are written
             return failed
         except BaseException:  # stopped (store down, Ctrl-C): the jobs not started never start
             executor.shutdown(wait=True, kill_workers=True)  # dead before the sweep closes its runs

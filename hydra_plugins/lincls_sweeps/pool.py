@@ -13,8 +13,11 @@ from hydra.core.utils import JobReturn, JobStatus, setup_globals
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(state: dict[str, Any]) -> None:
+def _init_worker(state: bytes) -> None:
+    """A worker's start: ``state`` is what the launcher pickled (``LinclsLauncher._state``)."""
     import signal
+
+    state = pickle.loads(state)
 
     # Ctrl-C is the launching process's to handle: it stops the pool and says what finished
     signal.signal(signal.SIGINT, signal.SIG_IGN)
