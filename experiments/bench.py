@@ -42,6 +42,7 @@ SLOW_SECTIONS = [
     "sweep100k",
     "throughput",
     "studies",
+    "sweep1m",
 ]  # minutes each: run only when named
 
 
