@@ -287,7 +287,12 @@ def test_a_sweep_through_submitit_slurm_on_a_one_node_slurm_cluster(tmp_path):
             timeout=700,
         )
         assert done.returncode == 0, done.stderr[-10000:]
+        # a task's result is back before its process has ended: the sweep may exit first
+        deadline = time.monotonic() + 60
         states = array_task_states(slurm_env)
+        while "RUNNING" in states and time.monotonic() < deadline:
+            time.sleep(0.5)
+            states = array_task_states(slurm_env)
     assert states == ["COMPLETED"] * 8  # the 8 jobs ran as Slurm array tasks, and finished
     per_hash = check_store(sqlite_store(store), studies)
     assert len(per_hash) == 8

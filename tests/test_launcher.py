@@ -14,7 +14,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict, read_write
 
-from hydra_plugins.lincls_sweeps.launcher import JobComposer, task_config
+from hydra_plugins.lincls_sweeps.composer import JobComposer, task_config
 
 JOBS = [
     ["learner=perceptron", "seed=3", "+note=${hydra:job.id}"],

@@ -16,7 +16,7 @@ from omegaconf import OmegaConf
 from omegaconf.nodes import BooleanNode, EnumNode, FloatNode, IntegerNode, StringNode
 
 import lincls.experiments.run  # noqa: F401  (every schema stored, as in a sweep's process)
-from hydra_plugins.lincls_sweeps.launcher import JobComposer, task_config
+from hydra_plugins.lincls_sweeps.composer import JobComposer, task_config
 
 
 @pytest.fixture(scope="module")

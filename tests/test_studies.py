@@ -10,7 +10,7 @@ from hydra.types import HydraContext, RunMode
 from omegaconf import OmegaConf, open_dict
 
 import lincls.search  # noqa: F401  (registers dataset=search, which the frontier study runs)
-from hydra_plugins.lincls_sweeps.launcher import JobComposer
+from hydra_plugins.lincls_sweeps.composer import JobComposer
 from hydra_plugins.lincls_sweeps.sweeper import LinclsSweeper
 from lincls import evaluation
 from lincls.tracking.tags import config_hash

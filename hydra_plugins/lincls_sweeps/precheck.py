@@ -21,8 +21,8 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from hydra_plugins.lincls_sweeps.composer import JobComposer
 from hydra_plugins.lincls_sweeps.grid import Jobs
-from hydra_plugins.lincls_sweeps.launcher import JobComposer
 from hydra_plugins.lincls_sweeps.overrides import integer_value, split_group_overrides
 
 
