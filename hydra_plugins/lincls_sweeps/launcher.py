@@ -8,7 +8,9 @@ through MLflow's calls. So this launcher:
 
 - composes once per distinct choice of config groups and derives every other job from it by
   copying its task part and applying the job's value overrides, exactly as Hydra applies
-  command-line overrides after composition (``JobComposer``), ~1 ms a job;
+  command-line overrides after composition (``composer.JobComposer``), ~1 ms a job; a job of a
+  lincls sweep whose config it can make as plain values (``plain``: value overrides, the
+  composition resolved once) runs from them, without OmegaConf, ~0.1 ms;
 - writes no per-job ``.hydra/`` output and sets up no per-job logging (the resolved config is
   logged to MLflow as the run's params; ``save_job_config: true`` writes ``config.yaml``);
 - with ``n_jobs > 1`` sends only the override lists to a loky process pool whose workers got
