@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_dir
@@ -56,6 +59,22 @@ def store(tmp_path, _migrated_store) -> str:
     """A fresh, empty SQLite tracking store in a temporary directory (a copy of the template)."""
     shutil.copyfile(_migrated_store, tmp_path / "mlflow.db")
     return f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+@contextlib.contextmanager
+def sweep_master(overrides: list[str]) -> Iterator[tuple[Any, Any]]:
+    """(Hydra, the master config of a sweep with ``overrides``) as Hydra's multirun composes it,
+    while Hydra is initialised with ``conf/``."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.types import RunMode
+
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        hydra = GlobalHydra.instance().hydra
+        master = hydra.compose_config(
+            "config", list(overrides), run_mode=RunMode.MULTIRUN, with_log_configuration=False
+        )
+        yield hydra, master
 
 
 def compose_config(overrides: list[str] | None = None) -> dict:

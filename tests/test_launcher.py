@@ -7,11 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CONF
-from hydra import initialize_config_dir
-from hydra.core.global_hydra import GlobalHydra
+from conftest import sweep_master
 from hydra.core.hydra_config import HydraConfig
-from hydra.types import RunMode
 from omegaconf import OmegaConf, open_dict, read_write
 
 from hydra_plugins.lincls_sweeps.composer import JobComposer, task_config
@@ -49,15 +46,10 @@ def _seen(task) -> tuple[dict, dict]:
 
 @pytest.mark.parametrize(("subdir", "fast"), [(None, True), ("${seed}_${hydra.job.num}", False)])
 def test_a_jobs_config_fields_and_dir_are_hydras(tmp_path, subdir, fast):
-    GlobalHydra.instance().clear()
     overrides = [f"hydra.sweep.dir={tmp_path}"]
     if subdir:
         overrides.append(f"hydra.sweep.subdir={subdir}")
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        hydra = GlobalHydra.instance().hydra
-        master = hydra.compose_config(
-            "config", overrides, run_mode=RunMode.MULTIRUN, with_log_configuration=False
-        )
+    with sweep_master(overrides) as (hydra, master):
         composer = JobComposer(hydra.config_loader, master)
         for idx, job in enumerate(JOBS * 2):  # compositions reused, alternating
             task, job_dir = composer.job(job, idx)
@@ -75,13 +67,7 @@ def test_a_jobs_config_fields_and_dir_are_hydras(tmp_path, subdir, fast):
 
 
 def test_a_value_the_schema_refuses_is_refused_as_hydra_refuses_it(tmp_path):
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        hydra = GlobalHydra.instance().hydra
-        master = hydra.compose_config(
-            "config", [f"hydra.sweep.dir={tmp_path}"], run_mode=RunMode.MULTIRUN,
-            with_log_configuration=False,
-        )  # fmt: skip
+    with sweep_master([f"hydra.sweep.dir={tmp_path}"]) as (hydra, master):
         composer = JobComposer(hydra.config_loader, master)
         job = ["learner=perceptron", "passes=many"]
         with pytest.raises(Exception) as ours:

@@ -8,10 +8,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import CONF
-from hydra import initialize_config_dir
+from conftest import CONF, sweep_master
 from hydra.core.global_hydra import GlobalHydra
-from hydra.types import RunMode
 from omegaconf import OmegaConf
 from omegaconf.nodes import BooleanNode, EnumNode, FloatNode, IntegerNode, StringNode
 
@@ -21,14 +19,8 @@ from hydra_plugins.lincls_sweeps.composer import JobComposer, task_config
 
 @pytest.fixture(scope="module")
 def composer(tmp_path_factory):
-    GlobalHydra.instance().clear()
     folder = tmp_path_factory.mktemp("sweep")
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        hydra = GlobalHydra.instance().hydra
-        master = hydra.compose_config(
-            "config", [f"hydra.sweep.dir={folder}"], run_mode=RunMode.MULTIRUN,
-            with_log_configuration=False,
-        )  # fmt: skip
+    with sweep_master([f"hydra.sweep.dir={folder}"]) as (hydra, master):
         yield JobComposer(hydra.config_loader, master)
     GlobalHydra.instance().clear()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CONF
+from conftest import CONF, sweep_master
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.types import HydraContext, RunMode
@@ -34,15 +34,7 @@ EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible 
 
 def study_jobs(study: str) -> tuple[list[list[str]], JobComposer]:
     """The job override lists of a study, and a composer of their configs."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        hydra = GlobalHydra.instance().hydra
-        master = hydra.compose_config(
-            "config",
-            [f"experiment={study}"],
-            run_mode=RunMode.MULTIRUN,
-            with_log_configuration=False,
-        )
+    with sweep_master([f"experiment={study}"]) as (hydra, master):
         sweep = master.hydra.sweeper
         sweeper = LinclsSweeper(
             params=OmegaConf.to_container(sweep.params) if sweep.params else None,
