@@ -11,6 +11,12 @@ stop with SIGQUIT, which uvicorn's worker only notes in a flag its server never 
 waited out its 30 s ``graceful_timeout`` and then killed them ("Worker … was sent SIGKILL!
 Perhaps out of memory?"). Each worker now ends at once on SIGQUIT (``post_worker_init``); SIGTERM
 stays uvicorn's graceful stop, which ends a request in flight first.
+
+A worker just forked still holds the arbiter's signal handler, which only queues the signal in
+the worker's copy of the arbiter: a stop sent before the worker set its own handlers was lost, and
+the arbiter waited 30 s for a worker that then served on (seen on a loaded machine, where the
+second worker boots after the first already answers). ``post_fork`` ends the worker at once on a
+stop it got before or while it boots.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import queue
 import signal
 from typing import Any, NoReturn
 
@@ -27,8 +34,16 @@ PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
 control_socket_disable = True
 
 
+STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT)
+
+
 def post_fork(server: Any, worker: Any) -> None:
-    """gunicorn's hook in a worker just forked: SIGTERM to it when the arbiter dies."""
+    """gunicorn's hook in a worker just forked: a stop ends it while it boots (uvicorn's worker sets
+    its own handlers later), and SIGTERM comes to it when the arbiter dies."""
+    for stop in STOPS:
+        signal.signal(stop, _exit_now)
+    if _stop_queued(server):
+        _exit_now()
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -45,6 +60,18 @@ def post_worker_init(worker: Any) -> None:
     this hook: an attribute of the instance wins over its class's method.
     """
     worker.handle_exit = _exit_now
+
+
+def _stop_queued(server: Any) -> bool:
+    """Whether a stop reached this worker before ``post_fork`` (the arbiter's handler queued it)."""
+    signals = getattr(server, "SIG_QUEUE", None)
+    stopped = False
+    while signals is not None:
+        try:
+            stopped = signals.get_nowait() in STOPS or stopped
+        except queue.Empty:
+            break
+    return stopped
 
 
 def _exit_now(*_: Any) -> NoReturn:

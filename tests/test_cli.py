@@ -265,3 +265,30 @@ def test_lincls_ui_stops_within_5_s_of_a_signal_to_its_process(tmp_path, store, 
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait(10)
+
+
+BOOTING_WORKER = """
+import os, queue, signal, sys, time
+from types import SimpleNamespace
+from lincls.experiments import ui_server
+
+arbiter = SimpleNamespace(SIG_QUEUE=queue.SimpleQueue())
+if sys.argv[1] == "queued":  # the stop came while the worker still held the arbiter's handler
+    arbiter.SIG_QUEUE.put_nowait(signal.SIGQUIT)
+ui_server.post_fork(arbiter, SimpleNamespace(ppid=os.getppid()))
+print("booting", flush=True)
+os.kill(os.getpid(), signal.SIGTERM)  # a stop while it boots, before uvicorn sets its handlers
+time.sleep(30)
+print("served on")
+"""
+
+
+@pytest.mark.parametrize("when", ["queued", "while booting"])
+def test_a_ui_worker_stopped_before_it_serves_ends_at_once(when):
+    """A stop the arbiter sent a worker before the worker set its own handlers is not lost (it
+    was: the arbiter then waited 30 s and killed it)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", BOOTING_WORKER, when], capture_output=True,
+                          text=True, timeout=20, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("" if when == "queued" else "booting\n")
