@@ -29,6 +29,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from lincls.errors import LinclsInputError, check_number
+from lincls.learners import _plain
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -72,7 +73,8 @@ def sorted_classes(y: np.ndarray, needs: str = "two classes") -> np.ndarray:
 
     ``needs`` words what the learner takes, in that error ("two classes", "at least two classes").
     """
-    check_classification_targets(y)
+    if not _plain.plain_labels(y):  # integer labels are binary or multiclass as they are
+        check_classification_targets(y)
     classes = np.unique(y)
     if classes.shape[0] < 2:
         raise LinclsInputError(
@@ -230,6 +232,22 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         tags.input_tags.sparse = True
         return tags
 
+    def decision_function(self, X) -> np.ndarray:
+        """w·x + b for each row of ``X`` (scikit-learn's linear score)."""
+        check_is_fitted(self)
+        plain = _plain.scores(self, X)  # a run's data: the same products, without the checks
+        return super().decision_function(X) if plain is None else plain
+
+    def predict(self, X) -> np.ndarray:
+        """The class of each row: ``classes_[1]`` where the score is > 0 (scikit-learn's rule)."""
+        plain = None
+        if type(self).decision_function is OnlineBinaryClassifier.decision_function:
+            check_is_fitted(self)
+            plain = _plain.scores(self, X)
+        if plain is None:  # another score of the subclass's, or input of another kind
+            return super().predict(X)
+        return self.classes_[(plain > 0).astype(np.intp)]
+
     def _validate_X_y(self, X, y, reset: bool):
         """X (float64 or float32, C-ordered or CSR) and y, checked, X's values finite."""
         X, y = self._validate_layout(X, y, reset)
@@ -243,6 +261,9 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
 
     def _validate_layout(self, X, y, reset: bool):
         """X and y as the kernels take them (``validate_data``), X's values not yet checked."""
+        plain = _plain.layout(self, X, y, reset)  # a run's arrays: known without the general path
+        if plain is not None:
+            return plain
         return validate_data(
             self,
             X,
