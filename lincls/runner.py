@@ -9,6 +9,7 @@ another process to write (``tracking.write_payload``).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -132,6 +133,7 @@ def execute_deferred(
     extra_tags: Mapping[str, str] | None = None,
     experiment_id: str | None = None,
     shared: LastData | None = None,
+    opened: bool = True,
 ) -> dict[str, Any]:
     """One run measured but not written: what ``tracking.write_payload`` needs to log it.
 
@@ -140,7 +142,10 @@ def execute_deferred(
     dataset input and text artifacts (``open_measured_run``): that third of a run's writes then
     overlaps the launching process's writing of the runs before it (a WAL store lets both write).
     A plain ``config`` is checked here, its refusal a FAILED payload like any failure.
+    ``opened=False``: nothing is written here (a chunk's runs are written at once:
+    ``tracking.measured``); the payload keeps when it started and ended (ms).
     """
+    started = int(time.time() * 1000)
     tags = run_tags(config, extra_tags)
     raw = config.raw if isinstance(config, RunConfig) else config
     payload: dict[str, Any] = {
@@ -151,6 +156,7 @@ def execute_deferred(
         "curves": {},
         "status": "FINISHED",
         "error": None,
+        "start_time": started,
     }
     try:
         config = RunConfig.of(config)
@@ -159,6 +165,7 @@ def execute_deferred(
     except Exception as exc:
         payload.update(status="FAILED", error=f"{type(exc).__name__}: {exc}")
         payload["input_error"] = isinstance(exc, LinclsInputError)
+        payload["end_time"] = int(time.time() * 1000)
         return payload
     _describe(config, outcome)
     payload.update(metrics=outcome.metrics, curves=outcome.curves, artifacts=outcome.artifacts)
@@ -168,7 +175,9 @@ def execute_deferred(
     stored.tags = {**tags, **stored.tags}
     payload["stored"] = stored  # what the store gets of it (``tracking.write_payload``)
     payload["dataset_input"] = dataset_input(config, outcome)
-    open_measured_run(config, payload, experiment_id)
+    payload["end_time"] = int(time.time() * 1000)
+    if opened:
+        open_measured_run(config, payload, experiment_id)
     return payload
 
 

@@ -303,9 +303,11 @@ def _load_cached(path: str) -> SweepRecord:
 # Set in the workers of the lincls launcher's process pool. POOLED: the launching process counts
 # a job when the worker returns it. DEFERRED (a store written through MLflow's calls, ~30 ms a
 # run): a job measures its run and returns it, and the launching process writes it while the
-# worker measures the next. A store written as rows (~3 ms a run) is written by the workers.
+# worker measures the next. A store written as rows (~3 ms a run) is written by the workers:
+# BATCHED, a chunk's runs at once when the chunk ends (``tracking.measured``).
 POOLED = False
 DEFERRED = False
+BATCHED = False
 SHARED_DATA = LastData()  # the data of this process's last job, for the next job of that dataset
 
 
@@ -339,11 +341,12 @@ def run_job(
     }
     if skip and config_hash(config) in record.finished:
         outcome["status"] = "skipped"
-    elif DEFERRED:
+    elif DEFERRED or BATCHED:
         # a refused config again as given: its refusal becomes the payload's failure
         payload = execute_deferred(
-            config.raw if refusal else config, tags, record.experiment_id, SHARED_DATA
-        )
+            config.raw if refusal else config, tags, record.experiment_id, SHARED_DATA,
+            opened=not BATCHED,
+        )  # fmt: skip
         outcome.update(payload=payload, error=payload["error"])
         outcome.update(_result(payload["metrics"], payload["tags"]))
         outcome["status"] = "finished" if payload["status"] == "FINISHED" else "failed"

@@ -150,6 +150,32 @@ def test_runs_sharing_a_dataset_share_its_row(stores):
     assert sorted(row[6] for row in ours["runs"]) == ["FAILED", "FINISHED", "RUNNING"]
 
 
+def test_runs_written_at_once_are_the_rows_mlflow_writes(stores):
+    """``write_many``: runs created and closed in one transaction, as each alone."""
+    runs = [
+        ("r1", TAGS, PARAMS, METRICS[:3], {"done": "yes"}, DATASET, "FINISHED"),
+        ("r2", {"a": "b"}, {"x": "1"}, METRICS[3:], {"error": "E: no"}, DATASET, "FAILED"),
+        ("r3", {"mlflow.runName": "r3"}, {}, [], {}, None, "FINISHED"),
+    ]
+    mlflow_uri, rows_uri = stores
+    theirs = _tables(mlflow_uri, [_by_mlflow(mlflow_uri, *run) for run in runs])
+    writer = SqliteRuns.open(rows_uri)
+    experiment_id = MlflowClient(rows_uri).get_experiment_by_name("e").experiment_id
+    keys = ("run_name", "tags", "params", "metrics", "final_tags", "dataset_input", "status")
+    given = [
+        {**dict(zip(keys, run, strict=True)), "start_time": T0, "end_time": T1} for run in runs
+    ]
+    given[2]["run_id"] = "0" * 32  # an id made before the write is kept
+    ids = writer.write_many(experiment_id, given)
+    assert ids[2] == "0" * 32 and len(set(ids)) == 3
+    assert _tables(rows_uri, ids) == theirs
+    refused = [{**given[0], "run_id": None}, {**given[1], "params": {"x": "y" * 9000}}]
+    refused[1]["metrics"] = [("m", "x", TS, 0)]
+    with pytest.raises(MlflowException, match="Invalid value"):
+        writer.write_many(experiment_id, refused)
+    assert _tables(rows_uri, ids) == theirs  # the first of them was not written either
+
+
 def test_what_mlflow_refuses_is_refused_and_nothing_is_written(stores):
     _, rows_uri = stores
     writer = SqliteRuns.open(rows_uri)

@@ -189,7 +189,8 @@ class LinclsLauncher(Launcher):
             finally:
                 HydraConfig.instance().cfg = saved
         numbered = ((list(o), initial_job_idx + k) for k, o in enumerate(job_overrides))
-        return self._launch_pool(numbered, total, record, defer=record is not None and not cheap)
+        return self._launch_pool(numbered, total, record, defer=record is not None and not cheap,
+                                 batched=cheap)  # fmt: skip
 
     def _workers(self, jobs: int) -> int:
         return min(self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1, jobs)
@@ -251,8 +252,9 @@ class LinclsLauncher(Launcher):
             self._executor = None
 
     def _launch_pool(
-        self, jobs: Iterator[tuple[list[str], int]], total: int, record: Any, defer: bool
-    ) -> list[JobReturn]:
+        self, jobs: Iterator[tuple[list[str], int]], total: int, record: Any, defer: bool,
+        batched: bool = False,
+    ) -> list[JobReturn]:  # fmt: skip
         """Send ``jobs`` to the pool in chunks (``chunk_size``), at most ``CHUNKS_IN_FLIGHT``
         per worker at a time (a million jobs are never all queued), and count each job as its
         chunk comes back."""
@@ -262,6 +264,7 @@ class LinclsLauncher(Launcher):
             "record": None if record is None else record.path,
             "pooled": record is not None,
             "defer": defer,
+            "batched": batched,  # a chunk's runs written at once by its worker
         }
         workers = self._workers(total)
         self._started()

@@ -67,6 +67,7 @@ def _run_in_worker(chunk: list[tuple[list[str], int]], sweep: dict[str, Any]) ->
     if sweep["record"] is not None:
         os.environ[sweeps.SWEEP_ENV] = sweep["record"]
     sweeps.POOLED, sweeps.DEFERRED = sweep["pooled"], sweep["defer"]
+    sweeps.BATCHED = sweep.get("batched", False)
     returns = []
     for overrides, idx in chunk:
         ret = _WORKER["run"](_WORKER["composer"], _WORKER["task_function"], overrides, idx)
@@ -74,7 +75,37 @@ def _run_in_worker(chunk: list[tuple[list[str], int]], sweep: dict[str, Any]) ->
             ret.return_value = RuntimeError(repr(ret._return_value))
         ret.cfg = None  # the parent has no use for it; keep the reply small
         returns.append(ret)
+    if sweeps.BATCHED:
+        _write_chunk(returns)
     return returns
+
+
+def _write_chunk(returns: list[JobReturn]) -> None:
+    """Write the runs a chunk measured (``sweeps.BATCHED``) in one go; each job's outcome gets
+    its run id, or the store's failure (the launching process counts it as a lost run)."""
+    from lincls import sweeps, tracking
+    from lincls.tracking.measured import write_measured
+
+    outcomes = [ret._return_value for ret in returns if isinstance(ret._return_value, dict)]
+    outcomes = [outcome for outcome in outcomes if "payload" in outcome]
+    if not outcomes:
+        return
+    record = sweeps.current_sweep()
+    payloads = [outcome.pop("payload") for outcome in outcomes]
+    try:
+        client, experiment_id = tracking.open_experiment(
+            record.tracking_uri, record.experiment, record.retry_seconds, record.experiment_id
+        )
+        run_ids = write_measured(client, experiment_id, payloads)
+    except tracking.StoreError as exc:
+        for outcome in outcomes:
+            outcome.update(status="failed", error=str(exc), store_error=True)
+        return
+    for outcome, written in zip(outcomes, run_ids, strict=True):
+        if isinstance(written, Exception):  # its values refused: the job failed
+            outcome.update(status="failed", error=f"{type(written).__name__}: {written}")
+        else:
+            outcome["run_id"] = written
 
 
 def _picklable(value: Any) -> bool:

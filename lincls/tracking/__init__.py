@@ -31,8 +31,9 @@ from lincls.tracking.experiment_note import EXPERIMENT_NOTE
 from lincls.tracking.postgres_runs import open_rows
 from lincls.tracking.record import Written
 from lincls.tracking.relocate import relocate
+from lincls.tracking.run_rows import training_input
 from lincls.tracking.schema import check_store, read_only
-from lincls.tracking.sqlite_runs import SqliteRuns, training_input
+from lincls.tracking.sqlite_runs import SqliteRuns
 from lincls.tracking.store import (
     DEFAULT_RETRY_SECONDS,
     Budgeted,
