@@ -11,6 +11,7 @@ Building checks every value and raises ``LinclsInputError`` naming the config fi
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -178,6 +179,13 @@ def check_keys(group: str, name: str, options: Mapping[str, Any], schema: type |
             )
 
 
+@functools.cache
+def parameter_names(cls: type) -> frozenset[str]:
+    """The parameters of an estimator class (``get_params``'s keys), read from its signature
+    once: scikit-learn reads it on every call, ~0.3 ms of a run's ~0.5 ms check."""
+    return frozenset(cls._get_param_names())
+
+
 def build_learner(learner_cfg: Mapping[str, Any], passes: int, seed: int):
     """The estimator a learner config names, with its parameters checked."""
     name = learner_cfg.get("name")
@@ -189,10 +197,10 @@ def build_learner(learner_cfg: Mapping[str, Any], passes: int, seed: int):
 
     def build():
         learner = cls(**_options(learner_cfg))
-        known = learner.get_params()
-        learner.set_params(
-            **{k: v for k, v in (("max_passes", passes), ("random_state", seed)) if k in known}
-        )
+        known = parameter_names(cls)
+        for key, value in (("max_passes", passes), ("random_state", seed)):
+            if key in known:  # what set_params does with a parameter of the estimator's own
+                setattr(learner, key, value)
         if hasattr(learner, "_check_params"):
             learner._check_params()
         return learner
