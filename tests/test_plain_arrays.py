@@ -171,3 +171,16 @@ def test_scores_of_other_inputs_are_scikit_learns_own(kind):
         assert np.array_equal(mine[1], its[1])
     else:
         assert mine[1] == its[1]
+
+
+def test_a_linear_learner_still_logs_its_weights_on_2_d_data():
+    """The report draws a 2-D run's boundary from ``weights.coef.*``, logged for a learner whose
+    score is w·x + b: this base's score is that score (it was left out when the base got it)."""
+    from lincls.evaluation.measures import weight_metrics
+    from lincls.registry import build_dataset
+
+    data = build_dataset({"name": "plane", "n": 40, "margin": 0.1, "radius": 1.0})
+    learner = Perceptron().fit(data.X, data.y)
+    weights = weight_metrics(learner, data)
+    assert set(weights) == {"weights.coef.0", "weights.coef.1", "weights.intercept"}
+    assert weights["weights.coef.1"] == float(learner.coef_[0, 1])

@@ -16,7 +16,6 @@ import json
 
 import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.linear_model._base import LinearClassifierMixin
 
 from lincls import bounds as bounds_mod
 from lincls.bounds._best import separator as best_separator
@@ -24,6 +23,7 @@ from lincls.bounds._registry import A_POSTERIORI, A_PRIORI, BEST
 from lincls.data import Dataset, column_names
 from lincls.evaluation.slack import Comparator, novikoff_comparator, novikoff_slack
 from lincls.geometry import Certificate, hinge_deficit
+from lincls.learners._base import scores_linearly
 
 CURVE_POINTS = 200
 WEIGHTS_MAX_FEATURES = 3  # weights of low-dimensional runs are logged, for pictures
@@ -96,7 +96,7 @@ def weight_metrics(learner, dataset: Dataset) -> dict[str, float]:
     run's params they draw the decision boundary (``lincls.experiments.report``).
     """
     coef = getattr(learner, "coef_", None)
-    linear = type(learner).decision_function is LinearClassifierMixin.decision_function
+    linear = scores_linearly(type(learner))
     if coef is None or not linear or dataset.X.shape[1] > WEIGHTS_MAX_FEATURES:
         return {}
     if len(learner.classes_) != 2 or np.shape(coef) != (1, dataset.X.shape[1]):

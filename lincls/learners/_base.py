@@ -156,6 +156,13 @@ def fast_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     return np.array([low, high], dtype=y.dtype), signed
 
 
+def scores_linearly(learner_class: type) -> bool:
+    """Whether the class's ``decision_function`` is the linear score w·x + b of its ``coef_`` and
+    ``intercept_`` (scikit-learn's, or this base's same products for a run's arrays)."""
+    linear = (LinearClassifierMixin.decision_function, OnlineBinaryClassifier.decision_function)
+    return learner_class.decision_function in linear
+
+
 class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimator):
     """Base of the binary online learners: ``fit`` runs passes of ``_run_pass``; the record.
 
@@ -241,7 +248,7 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
     def predict(self, X) -> np.ndarray:
         """The class of each row: ``classes_[1]`` where the score is > 0 (scikit-learn's rule)."""
         plain = None
-        if type(self).decision_function is OnlineBinaryClassifier.decision_function:
+        if type(self).decision_function is OnlineBinaryClassifier.decision_function:  # w·x + b
             check_is_fitted(self)
             plain = _plain.scores(self, X)
         if plain is None:  # another score of the subclass's, or input of another kind
@@ -427,5 +434,6 @@ __all__ = [
     "fast_binary_labels",
     "initial_weights",
     "permutation",
+    "scores_linearly",
     "sorted_classes",
 ]
