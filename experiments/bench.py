@@ -43,6 +43,7 @@ SLOW_SECTIONS = [
     "throughput",
     "studies",
     "sweep1m",
+    "read1m",
 ]  # minutes each: run only when named
 
 

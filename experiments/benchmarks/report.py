@@ -35,28 +35,61 @@ STUDY = "report_bench"
 def build_store(root: Path, runs: int, seed_configs: int = 40) -> tuple[str, str]:
     """A store whose one sweep has ``runs`` FINISHED children, each showing its own figure as a
     run of a sweep does (drawn from its record, a copy of its template's); (its URI, the
-    parent's run id)."""
+    parent's run id). The copies are written as a pool's worker writes a chunk's runs
+    (``SqliteRuns.write_many``, ``COPIES_AT_ONCE`` a transaction)."""
     from lincls import tracking
-    from lincls.figures import with_figure
-    from lincls.tracking.tags import NOTE_TAG
 
     _, children = _sweep(root, seed_configs, [])
     uri = f"sqlite:///{root / 'mlflow.db'}"
     client, experiment_id = tracking.open_experiment(uri)
     parent = children[0].data.tags["mlflow.parentRunId"]
     templates = as_logged(children)
-    for copy in range(runs - len(children)):
-        params, metrics, curves, tags = templates[copy % len(templates)]
-        name = f"{tags.get('mlflow.runName', 'run')} copy {copy}"
-        note = tags.get(NOTE_TAG, "").split("\n\n", 1)[-1]  # without the template's figure
-        tags = {**tags, "lincls.config_hash": f"copy{copy:06d}", "mlflow.runName": name}
-        tags.pop("mlflow.runColor", None)
-        run_id = tracking.start_run(client, experiment_id, name, tags)
-        finish = {NOTE_TAG: with_figure(note, run_id)}
-        tracking.finish_run(client, run_id, params, metrics, curves, finish)
+    copies = range(runs - len(children))
+    if client.rows is not None:  # its indexes' pages in memory while millions of rows go in
+        client.rows.connection().execute("PRAGMA cache_size=-1000000")  # KB: 1 GB
+    for start in range(0, len(copies), COPIES_AT_ONCE):
+        batch = [
+            _copy(templates[k % len(templates)], k) for k in copies[start : start + COPIES_AT_ONCE]
+        ]
+        if client.rows is None:
+            for copy in batch:
+                run_id = tracking.start_run(client, experiment_id, copy["run_name"], copy["tags"])
+                tracking.finish_run(client, run_id, copy["params"], copy["values"], {},
+                                    _finish_tags(copy, run_id))  # fmt: skip
+            continue
+        for copy in batch:
+            copy.update(final_tags=_finish_tags(copy, copy["run_id"]), status="FINISHED",
+                        metrics=tracking._points(copy.pop("values"), {}))  # fmt: skip
+        client.rows.write_many(experiment_id, batch)
     if client.rows is not None:  # the reader's Arrow driver reads only a file no one here holds
         client.rows.close()
     return uri, parent
+
+
+COPIES_AT_ONCE = 1000
+
+
+def _copy(template: tuple, k: int) -> dict:
+    """Copy ``k`` of a logged run: its own name, config hash and id."""
+    import uuid
+
+    from lincls.tracking.tags import NOTE_TAG
+
+    params, metrics, _, tags = template
+    name = f"{tags.get('mlflow.runName', 'run')} copy {k}"
+    note = tags.get(NOTE_TAG, "").split("\n\n", 1)[-1]  # without the template's figure
+    tags = {**tags, "lincls.config_hash": f"copy{k:07d}", "mlflow.runName": name}
+    tags.pop("mlflow.runColor", None)
+    now = int(time.time() * 1000)
+    return {"run_id": uuid.uuid4().hex, "run_name": name, "tags": tags, "params": params,
+            "values": metrics, "note": note, "start_time": now, "end_time": now}  # fmt: skip
+
+
+def _finish_tags(copy: dict, run_id: str) -> dict:
+    from lincls.figures import with_figure
+    from lincls.tracking.tags import NOTE_TAG
+
+    return {NOTE_TAG: with_figure(copy["note"], run_id)}
 
 
 def timed_report(uri: str, target: str, out: Path) -> float:

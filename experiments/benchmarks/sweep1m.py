@@ -68,8 +68,8 @@ def store_bytes(home: Path) -> tuple[int, int]:
     return db.stat().st_size, others
 
 
-def first_rows(home: Path) -> tuple[float, int]:
-    """(seconds of the UI's first request for the study's runs, runs it returned)."""
+def first_rows(home: Path, study: str = STUDY) -> tuple[float, int]:
+    """(seconds of the UI's first request for ``study``'s runs, runs it returned)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -95,7 +95,7 @@ def first_rows(home: Path) -> tuple[float, int]:
             experiment = json.load(answer)["experiment"]["experiment_id"]
         body = {"experiment_ids": [experiment], "max_results": PAGE, "run_view_type": 1,
                 "order_by": ["attributes.start_time DESC"],
-                "filter": f"tags.`lincls.study` = '{STUDY}'"}  # fmt: skip
+                "filter": f"tags.`lincls.study` = '{study}'"}  # fmt: skip
         request = urllib.request.Request(
             f"{base}/ajax-api/2.0/mlflow/runs/search", data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
