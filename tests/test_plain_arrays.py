@@ -21,6 +21,8 @@ from lincls.learners import OnlineBinaryClassifier, Perceptron, _plain
 from lincls.learners._base import sorted_classes
 
 RNG = np.random.default_rng(7)
+# the prediction path all learners share; the peer checks of each rule are in its own tests
+ANY_LEARNER = Perceptron
 X64 = RNG.normal(size=(30, 4))
 LABELS = np.where(X64[:, 0] + 0.3 * X64[:, 1] > 0, 3, -2)
 
@@ -146,7 +148,7 @@ def _binary_learners() -> list[type]:
 @pytest.mark.parametrize("labels", [np.int64, np.float64])
 @pytest.mark.parametrize("learner_class", _binary_learners(), ids=lambda c: c.__name__)
 def test_predictions_and_scores_are_scikit_learns_bit_for_bit(learner_class, labels):
-    X = np.abs(X64)  # Winnow's features are ≥ 0
+    X = np.abs(X64)  # the multiplicative rules take features ≥ 0
     y = np.where(X[:, 0] > X[:, 1], 1, -1).astype(labels)
     learner = learner_class().fit(X, y)
     for data in (X, X.astype(np.float32), np.abs(RNG.normal(size=(9, 4)))):
@@ -162,7 +164,7 @@ def test_predictions_and_scores_are_scikit_learns_bit_for_bit(learner_class, lab
 
 @pytest.mark.parametrize("kind", ["NaN in X", "1-d X", "int X", "sparse", "data frame"])
 def test_scores_of_other_inputs_are_scikit_learns_own(kind):
-    learner = Perceptron().fit(X64, LABELS)
+    learner = ANY_LEARNER().fit(X64, LABELS)
     data = _inputs()[kind][0]
     mine = _outcome(lambda: learner.predict(data))
     its = _outcome(lambda: LinearClassifierMixin.predict(learner, data))
