@@ -145,7 +145,7 @@ def test_runs_sharing_a_dataset_share_its_row(server):
 def test_a_failed_write_leaves_nothing_and_the_connection_usable(server, monkeypatch):
     from mlflow.exceptions import MlflowException
 
-    from lincls.tracking import sqlite_runs
+    from lincls.tracking import run_rows
 
     uri = server()
     writer = open_rows(uri)
@@ -155,7 +155,7 @@ def test_a_failed_write_leaves_nothing_and_the_connection_usable(server, monkeyp
     with pytest.raises(MlflowException, match="Changing param values is not allowed"):
         writer.finish(run_id, {"b": "2", "a": "3"}, [("m", 1.0, TS, 0)])
     with monkeypatch.context() as patch:  # the database fails half-way through the write
-        patch.setattr(sqlite_runs, "_upsert_tags", lambda db, *_: db.execute("SELECT 1 / 0"))
+        patch.setattr(run_rows, "_upsert_tags", lambda db, *_: db.execute("SELECT 1 / 0"))
         with pytest.raises(psycopg.errors.DivisionByZero):
             writer.finish(run_id, {"b": "2"}, [("m", 1.0, TS, 0)], {"t": "x"})
     tables = _tables(uri, [run_id])
