@@ -56,9 +56,8 @@ def _named(run_name: str | None, tags: Mapping[str, str]) -> dict[str, str]:
     return tags
 
 
-def _insert_run(db: Any, experiment_id: str, run_id: str, run_name: str, tags: Mapping[str, str],
-                start: int, status: str = "RUNNING", end: int | None = None) -> str:  # fmt: skip
-    """The run's row and its tags, in an active experiment; its artifact URI."""
+def _experiment_location(db: Any, experiment_id: str) -> str:
+    """The artifact location of an active experiment (MLflow's refusals otherwise)."""
     row = db.execute(
         "SELECT artifact_location, lifecycle_stage FROM experiments WHERE experiment_id = ?",
         (int(experiment_id),),
@@ -70,7 +69,17 @@ def _insert_run(db: Any, experiment_id: str, run_id: str, run_name: str, tags: M
             f"The experiment {experiment_id} must be in the 'active' state. "
             f"Current state is {row[1]}."
         )
-    artifact_uri = _artifact_uri(row[0], run_id)
+    return row[0]
+
+
+def _insert_run(db: Any, experiment_id: str, run_id: str, run_name: str, tags: Mapping[str, str],
+                start: int, status: str = "RUNNING", end: int | None = None,
+                location: str | None = None) -> str:  # fmt: skip
+    """The run's row and its tags, in an active experiment (its artifact ``location``, looked up
+    when not given); its artifact URI."""
+    if location is None:
+        location = _experiment_location(db, experiment_id)
+    artifact_uri = _artifact_uri(location, run_id)
     db.execute(
         "INSERT INTO runs (run_uuid, name, source_type, source_name, entry_point_name, "
         "user_id, status, start_time, end_time, source_version, lifecycle_stage, "

@@ -30,6 +30,7 @@ from lincls.paths import sqlite_path
 from lincls.tracking.run_rows import (
     RUN_NAME_TAG,
     _error,
+    _experiment_location,
     _insert_run,
     _log,
     _named,
@@ -199,8 +200,9 @@ class SqliteRuns:
             logged = _validated(run.get("params", {}), run["metrics"], run.get("final_tags", {}))
             checked.append((run.get("run_id") or uuid.uuid4().hex, tags, logged, run))
         with self.transaction() as db:
+            location = _experiment_location(db, experiment_id)  # once for the whole batch
             for run_id, tags, (params, points, final_tags), run in checked:
-                times = (int(run["start_time"]), run["status"], int(run["end_time"]))
+                times = (int(run["start_time"]), run["status"], int(run["end_time"]), location)
                 _insert_run(db, experiment_id, run_id, tags[RUN_NAME_TAG], tags, *times)
                 _log(db, int(experiment_id), run_id, params, points, final_tags,
                      run.get("dataset_input"))  # fmt: skip
