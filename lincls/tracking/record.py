@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import orjson
 
 from lincls.figures import FIGURE_FILE, draw_run_figure
 from lincls.tracking.plain import MAX_TAG_VALUE, plain_name
@@ -152,7 +153,7 @@ def _opened(parts: Iterable[str]) -> tuple[dict, list[float]]:
     inflate = zlib.decompressobj(zdict=DICTIONARY)
     payload = inflate.decompress(base64.b64decode("".join(parts))) + inflate.flush()
     text, _, numbers = payload.partition(b"\n")
-    head = json.loads(text)
+    head = orjson.loads(text)
     if head.get("v") != FORMAT:
         raise ValueError(f"a run's record of format {head.get('v')!r}, not {FORMAT}")
     values = np.frombuffer(numbers, dtype="<f8").tolist()
