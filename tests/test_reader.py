@@ -19,7 +19,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
 from lincls.errors import LinclsInputError
-from lincls.tracking import reader
+from lincls.tracking import long_rows, reader
 from lincls.tracking.sqlite_runs import SqliteRuns
 
 RUNS = 1200
@@ -157,23 +157,29 @@ def test_filters_equal_search_runs_filters(big_store, filters, filter_string):
 
 
 @pytest.mark.parametrize("share", [0.0, 2.0])
-def test_whole_tables_and_runs_by_id_read_the_same(big_store, monkeypatch, share):
-    """0: every long table read whole as Arrow (the ADBC driver) and cut to the chosen runs;
-    2: the chosen runs' rows read by id, as tuples, a chunk of ids a query; both equal
-    ``search_runs``."""
-    whole = reader._whole_tables
+def test_whole_tables_and_runs_by_id_read_the_same(big_store, tmp_path, monkeypatch, share):
+    """0: every long table read whole as Arrow (the ADBC driver), in batches, and cut to the
+    chosen runs; 2: the chosen runs' rows read by id, as tuples, a chunk of ids a query; both
+    equal ``search_runs``. The reader reads a copy no connection of this process holds (MLflow's
+    holds ``big_store``: the driver is not used on a file open here)."""
+    copy = tmp_path / "mlflow.db"
+    with sqlite3.connect(big_store.removeprefix("sqlite:///")) as source:
+        with sqlite3.connect(copy) as target:
+            source.backup(target)
+    target.close()
+    source.close()
+    whole = long_rows.whole_tables
     seen: list = []
     monkeypatch.setattr(reader, "WHOLE_TABLE_SHARE", share)
-    monkeypatch.setattr(reader, "_whole_tables", lambda *a: seen.append(whole(*a)) or seen[-1])
-    monkeypatch.setattr(reader, "IDS_PER_QUERY", 50)  # ~400 runs: 8 queries a table by id
+    monkeypatch.setattr(long_rows, "whole_tables", lambda *a: seen.append(whole(*a)) or seen[-1])
+    monkeypatch.setattr(long_rows, "IDS_PER_QUERY", 50)  # ~400 runs: 8 queries a table by id
+    monkeypatch.setattr(long_rows, "BATCH_ROWS", 1000)  # a table in many batches
     filter_string = "tags.`lincls.study` = 's2' and tags.`lincls.role` = 'run'"
-    ours = reader.runs(big_store, study="s2", status=None, curves=("curve",))
+    ours = reader.runs(f"sqlite:///{copy}", study="s2", status=None, curves=("curve",))
     assert_same(ours.drop(columns="curves.curve"), by_mlflow(big_store, filter_string))
     # more runs than IDS_PER_QUERY: the curves of every run of the metric, kept by id
     assert all(c == [(0, 1.0), (1, 2.0), (2, 3.0), (2, 0.5)] for c in ours["curves.curve"])
-    assert [sorted(tables) for tables in seen] == (
-        [["metrics", "params", "tags"]] if share < 1 else []
-    )
+    assert [found is not None for found in seen] == ([True] if share < 1 else [])
 
 
 def test_curves_are_every_logged_point(big_store):

@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import compose_config, run_cli
 
 from lincls import runner
-from lincls.tracking import reader
+from lincls.tracking import long_rows, reader
 
 
 def _run(uri: str, seed: int) -> str:
@@ -57,13 +57,13 @@ def test_a_store_nothing_here_holds_is_read_by_the_driver(tmp_path, monkeypatch)
     assert made.returncode == 0, made.stderr[-2000:]
     assert not reader.open_here(db)  # written by another process
     tables = []
-    real = reader._whole_tables
+    real = long_rows.whole_tables
 
-    def spy(path, tag_keys):
-        found = real(path, tag_keys)
-        tables.append(sorted(found))
+    def spy(path, run_ids, tag_keys):
+        found = real(path, run_ids, tag_keys)
+        tables.append(None if found is None else [len(frame.columns) > 0 for frame in found])
         return found
 
-    monkeypatch.setattr(reader, "_whole_tables", spy)
+    monkeypatch.setattr(long_rows, "whole_tables", spy)
     assert len(reader.runs(uri)) == 3
-    assert tables == [["metrics", "params", "tags"]]
+    assert tables == [[True, True, True]]  # params, metrics and tags, all by the driver

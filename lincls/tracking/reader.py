@@ -2,9 +2,10 @@
 
 ``mlflow.search_runs`` builds an ORM object for every param, metric and tag row and then a
 ``Run`` per run: on 10,000 runs of ~90 values each that is ~35 s, ~8 minutes at 100,000 runs.
-Here one query reads the runs and one each their params, latest metrics and tags (on SQLite,
-for a large share of the store's runs, whole tables as Arrow arrays: no Python object per
-value), and each row goes to its (name, run) cell by integer codes. The table is the one
+Here one query reads the runs and one each their params, latest metrics, tags and records (on
+SQLite, for a large share of the store's runs, whole tables streamed as Arrow batches: no Python
+object per value; ``lincls.tracking.long_rows``), and each row goes to its (name, run) cell by
+integer codes. The table is the one
 ``mlflow.search_runs`` returns for the same runs (``tests/test_reader.py`` compares them value
 by value): ``run_id``, ``experiment_id``, ``status``, ``artifact_uri``, ``start_time``,
 ``end_time`` (UTC timestamps), then ``metrics.<name>`` (the latest value: at the greatest step,
@@ -22,22 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from lincls.errors import LinclsInputError
 from lincls.paths import resolve_tracking_uri, sqlite_path
-from lincls.tracking.record import RECORD_KEYS
-from lincls.tracking.record_rows import (
-    IDS_PER_QUERY,
-    curves_of,
-    expand,
-    expand_frame,
-    histories,
-    history,
-)
+from lincls.tracking import long_rows
+from lincls.tracking.record_rows import curves_of, expand_frame, histories, history
 from lincls.tracking.store import check_store_file
 
 __all__ = ["curves_of", "history"]  # re-exported: where the report has always found them
@@ -105,23 +96,9 @@ def _where(experiment_id: str, tags: Mapping[str, str], status: str | None) -> t
     return " AND ".join(clauses), values
 
 
-# The long tables: (run id, name, value), None where MLflow stored a NaN.
-LONG = {
-    "params": "SELECT run_uuid, key, value FROM params",
-    "metrics": "SELECT run_uuid, key, CASE WHEN is_nan THEN NULL ELSE value END "
-    "FROM latest_metrics",
-    "tags": "SELECT run_uuid, key, value FROM tags",
-}
-LONG_NAMES = ["run_id", "key", "value"]
 # Read a whole long table, keeping the chosen runs' rows, when they are at least this share of
 # the store's: SQLite's index lookups run by run take ~3x one pass (3.0 s against 1.1 s a table).
 WHOLE_TABLE_SHARE = 0.125
-
-
-def _arrow(rows: list[tuple]) -> pa.Table:
-    """The driver's (run id, key, value) tuples as an Arrow table."""
-    columns = list(zip(*rows, strict=True)) if rows else [[], [], []]
-    return pa.table([pa.array(c) for c in columns], names=LONG_NAMES)
 
 
 def open_here(db: Path) -> bool:
@@ -143,76 +120,6 @@ def open_here(db: Path) -> bool:
     return False
 
 
-def _whole_tables(db: Path, tag_keys: Sequence[str] | None) -> dict[str, pa.Table]:
-    """Every row of the long tables of the SQLite file ``db``, read as Arrow by the ADBC driver
-    (no Python object per value: 9.2M rows took ~20 s as tuples, ~4 s so); a table it cannot
-    read (the driver not installed, a column it typed from its first rows, all NULL, as
-    integers) is left out."""
-    if open_here(db):
-        return {}
-    try:
-        import adbc_driver_sqlite.dbapi as adbc
-    except ImportError:
-        return {}
-    from urllib.parse import quote
-
-    out = {}
-    with adbc.connect(f"file:{quote(str(db.resolve()))}?mode=ro") as connection:
-        for table, sql in LONG.items():
-            if table == "tags" and tag_keys is not None:
-                # "+key": a scan of the table, not a lookup of each row through the key's
-                # index (9 s against 2 s on 2.7M tags)
-                sql += " WHERE +key IN (" + ", ".join(_literal(k) for k in tag_keys) + ")"
-            try:
-                with connection.cursor() as cursor:
-                    cursor.execute(sql)
-                    found = cursor.fetch_arrow_table()
-            except adbc.Error:
-                continue
-            typed = pa.float64() if table == "metrics" else pa.string()
-            if found.num_rows and found.schema.field(2).type != typed:
-                continue
-            out[table] = found.rename_columns(LONG_NAMES)
-    return out
-
-
-def _literal(text: str) -> str:
-    """``text`` as a SQL string literal."""
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _wide(long: pa.Table, order: pa.Array, prefix: str, numeric: bool) -> pd.DataFrame:
-    """(run id, name, value) rows as one column per name, in the runs' ``order``; rows
-    of other runs are left out. Each row goes to its (name, run) cell by integer codes, one numpy
-    scatter: a pivot of the long rows by their text took ~9 s at 100,000 runs."""
-    if not long.num_rows:
-        return pd.DataFrame(index=range(len(order)))
-    run = pc.index_in(long["run_id"], value_set=order)
-    if run.null_count:
-        keep = pc.is_valid(run)
-        long, run = long.filter(keep), run.filter(keep)
-        if not long.num_rows:
-            return pd.DataFrame(index=range(len(order)))
-    codes = pc.dictionary_encode(long["key"]).combine_chunks()
-    keys = codes.dictionary.to_pylist()
-    key, run = codes.indices.to_numpy(), run.to_numpy()
-    names = sorted(range(len(keys)), key=keys.__getitem__)
-    if numeric:
-        cells = np.full((len(keys), len(order)), np.nan)
-        cells[key, run] = long["value"].to_numpy().astype(float)  # None: NaN
-        return pd.DataFrame({f"{prefix}{keys[j]}": cells[j] for j in names})
-    rows = np.full((len(keys), len(order)), -1, dtype=np.int64)
-    rows[key, run] = np.arange(len(run))
-    value = long["value"].cast(pa.large_string()).combine_chunks()  # 64-bit offsets: > 2 GB
-    columns = {}
-    for j in names:
-        column = value.take(pa.array(rows[j], mask=rows[j] < 0))
-        columns[f"{prefix}{keys[j]}"] = (
-            column.to_pandas() if column.null_count < len(column) else [None] * len(column)
-        )
-    return pd.DataFrame(columns)
-
-
 def read_rows(
     engine: Any,
     experiment_id: str,
@@ -221,13 +128,11 @@ def read_rows(
     tag_keys: Sequence[str] | None = None,
 ) -> Rows:
     """The active runs of ``experiment_id`` with every tag of ``tags`` (name: value) and
-    ``status`` (None: any), read with four queries; ``tag_keys`` (None: all) are the tags read.
-    A run's record gives its values as the rows they stand for (``record_rows.expand``)."""
+    ``status`` (None: any); ``tag_keys`` (None: all) are the tags read. A run's record gives its
+    values as the rows they stand for (``lincls.tracking.long_rows``)."""
     import sqlalchemy
 
     requested = None if tag_keys is None else list(tag_keys)
-    if requested is not None:
-        tag_keys = [*requested, *RECORD_KEYS]
     where, values = _where(experiment_id, tags, status)
     with engine.connect() as db:
 
@@ -257,34 +162,15 @@ def read_rows(
         sqlite = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
         everyone = query("SELECT COUNT(*) FROM runs", {})[0][0] if sqlite and len(info) else 0
     # this connection closed (NullPool keeps none): the driver reads if nothing else holds it
-    long: dict[str, pa.Table] = {}
-    if everyone and len(info) >= WHOLE_TABLE_SHARE * everyone:
-        long = _whole_tables(Path(sqlite), tag_keys)
     ids = info["run_id"].tolist()
-    with engine.connect() as db:  # ``query`` reads ``db`` when called: this connection
-        for table, sql in LONG.items():
-            if table in long:
-                continue
-            extra: dict[str, Any] = {}
-            if table == "tags" and tag_keys is not None:
-                sql, extra = f"{sql} WHERE key IN :tag_keys AND", {"tag_keys": list(tag_keys)}
-            else:
-                sql += " WHERE"
-            # the chosen runs by id, not by their WHERE again (~0.5 s a query at 100,000 runs
-            # however few it chooses), a bounded number of ids a query (SQLite's limit)
-            rows = []
-            for k in range(0, len(ids), IDS_PER_QUERY):
-                chunk = {"ids": ids[k : k + IDS_PER_QUERY], **extra}
-                rows += query(f"{sql} run_uuid IN :ids", chunk, list(chunk))
-            long[table] = _arrow(rows)
-    long["metrics"], long["tags"] = expand(long["metrics"], long["tags"], requested)
-    order = pa.array(info["run_id"].tolist(), type=pa.string())
-    return Rows(
-        info=info,
-        params=_wide(long["params"], order, "params.", numeric=False),
-        metrics=_wide(long["metrics"], order, "metrics.", numeric=True),
-        tags=_wide(long["tags"], order, "tags.", numeric=False),
-    )
+    found = None
+    if everyone and len(info) >= WHOLE_TABLE_SHARE * everyone and not open_here(Path(sqlite)):
+        found = long_rows.whole_tables(Path(sqlite), ids, requested)
+    if found is None:
+        with engine.connect() as db:
+            found = long_rows.by_id(db, ids, requested)
+    params, metrics, tags = found
+    return Rows(info=info, params=params, metrics=metrics, tags=tags)
 
 
 def _timestamps(ms: pd.Series) -> Any:

@@ -1,7 +1,7 @@
 """Runs' records read back as the rows they stand for (``lincls.tracking.record``).
 
-The reader's long tables of latest metrics and tags gain each run's record's values
-(``expand``); a ``mlflow.search_runs`` frame its columns (``expand_frame``); a run's curve comes
+The reader gathers each run's record's values among its columns (``lincls.tracking.wide``); a
+``mlflow.search_runs`` frame gains its columns (``expand_frame``); a run's curve comes
 from its record, or, for a run written before runs kept records, from MLflow's metric history
 (``curves_of`` with SQL, ``histories`` through MLflow's client). So every reader gives a run's
 values as it gave them when they were MLflow's rows.
@@ -14,11 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lincls.tracking.record import RECORD_KEYS, Record, decode, parts_of, read, summary
 
-LONG_METRICS = pa.schema([("run_id", pa.string()), ("key", pa.string()), ("value", pa.float64())])
 LONG_TAGS = pa.schema([("run_id", pa.string()), ("key", pa.string()), ("value", pa.string())])
 IDS_PER_QUERY = 10_000  # run ids bound in one query (SQLite's limit on variables is 32,766)
 Curve = list[tuple[int, float]]
@@ -37,44 +35,6 @@ def _parts(chunks: pa.Table) -> dict[str, list[str]]:
 def records_of(chunks: pa.Table) -> dict[str, Record]:
     """The records in (run id, key, value) rows of record tags, by run id."""
     return {run_id: decode(found) for run_id, found in _parts(chunks).items()}
-
-
-def expand(
-    metrics: pa.Table, tags: pa.Table, tag_keys: Sequence[str] | None
-) -> tuple[pa.Table, pa.Table]:
-    """The long tables of latest metrics and tags ((run id, key, value) rows) with each run's
-    record's values as rows before them (a record's tags: those of ``tag_keys``, None: all) and
-    its own tags taken out."""
-    tags = _typed(tags, LONG_TAGS)
-    is_record = pc.is_in(tags["key"], value_set=pa.array(RECORD_KEYS, pa.string()))
-    chunks, tags = tags.filter(is_record), tags.filter(pc.invert(is_record))
-    if not chunks.num_rows:
-        return metrics, tags
-    wanted = None if tag_keys is None else set(tag_keys)
-    metric_rows: tuple[list, list, list] = ([], [], [])
-    tag_rows: tuple[list, list, list] = ([], [], [])
-    for run_id, found in _parts(chunks).items():
-        latest, recorded = summary(found)
-        metric_rows[0].extend([run_id] * len(latest))
-        metric_rows[1].extend(latest)
-        # MLflow's latest metric of a NaN is NULL, as the reader's query gives it
-        metric_rows[2].extend([None if v != v else v for v in latest.values()])
-        mine = list(recorded) if wanted is None else [k for k in recorded if k in wanted]
-        tag_rows[0].extend([run_id] * len(mine))
-        tag_rows[1].extend(mine)
-        tag_rows[2].extend([recorded[k] for k in mine])
-    # the record's rows first: where a run also has a row of the same name (a tag set on it
-    # later), the row's value is the one kept (the reader keeps a name's last row)
-    metrics = pa.concat_tables(
-        [pa.table(list(metric_rows), schema=LONG_METRICS), _typed(metrics, LONG_METRICS)]
-    )
-    tags = pa.concat_tables([pa.table(list(tag_rows), schema=LONG_TAGS), tags])
-    return metrics, tags
-
-
-def _typed(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    """``table`` with ``schema``'s column types (no rows read by the driver are typed null)."""
-    return pa.table([table.column(k).cast(f.type) for k, f in enumerate(schema)], schema=schema)
 
 
 def expand_frame(frame: Any) -> Any:
