@@ -118,6 +118,59 @@ def test_a_record_longer_than_a_tag_goes_on_in_numbered_tags():
         Record(curves={"c": [(k, rng.random()) for k in range(20_000)]}).encode()
 
 
+def _format_1(found: Record) -> dict[str, str]:
+    """``found``'s tag as format 1 wrote it: one payload, every name, step, tag and file in its
+    head, then the metrics' values and each curve's."""
+    import base64
+    import zlib
+
+    import numpy as np
+
+    steps = {name: [s for s, _ in points] for name, points in found.curves.items()}
+    head = {"v": 1, "m": list(found.metrics), "t": found.tags, "f": found.files, "c": steps}
+    numbers = [*found.metrics.values(), *(v for ps in found.curves.values() for _, v in ps)]
+    payload = json.dumps(head, separators=(",", ":"), ensure_ascii=False).encode()
+    payload += b"\n" + np.asarray(numbers, dtype="<f8").tobytes()
+    deflate = zlib.compressobj(9, zdict=DICTIONARY)
+    return {RECORD_TAG: base64.b64encode(deflate.compress(payload) + deflate.flush()).decode()}
+
+
+# a metric that is also a curve (its latest value is its curve's greatest step, then value)
+BOTH = Record(
+    metrics={"margin": 0.5, "mistakes": 3.0},
+    tags={"order": "fixed", "note": "ünïcode γ"},
+    curves={"mistakes": [(0, 1.0), (2, 4.0), (2, 6.0)], "cumulative_mistakes": [(1, 1.0)]},
+    files={"hyperplane/margin_histogram.json": '{"counts": [1, 2]}'},
+)
+
+
+def test_records_of_format_1_are_read_as_they_were_written():
+    old, new = _format_1(BOTH), BOTH.encode()
+    assert "." not in old[RECORD_TAG] and "." in new[RECORD_TAG]
+    assert record.read(old) == record.read(new) == BOTH
+    latest = ({"margin": 0.5, "mistakes": 6.0, "cumulative_mistakes": 1.0}, BOTH.tags)
+    assert record.summary(old.values()) == record.summary(new.values()) == latest
+
+
+def test_a_table_of_runs_inflates_only_a_records_first_payload():
+    table, _, points = BOTH.encode()[RECORD_TAG].partition(".")
+    broken = f"{table}.{points[:-8]}AAAAAAAA"  # the curves' payload damaged
+    assert record.summary([broken]) == record.summary([f"{table}.{points}"])
+    with pytest.raises(Exception, match=r"Error -3|numbers where"):
+        record.decode([broken])
+    with pytest.raises(ValueError, match="of format 3"):
+        record.summary([_packed_head(3)])
+
+
+def _packed_head(version: int) -> str:
+    import base64
+    import zlib
+
+    deflate = zlib.compressobj(9, zdict=DICTIONARY)
+    payload = json.dumps({"v": version}).encode() + b"\n"
+    return base64.b64encode(deflate.compress(payload) + deflate.flush()).decode()
+
+
 def test_the_dictionary_of_format_1_is_frozen():
     digest = hashlib.sha256(DICTIONARY).hexdigest()
     assert digest == DICTIONARY_SHA256

@@ -7,8 +7,9 @@ store that way, and its figure and margin histogram, three small files in folder
 ~22 KB of disk. So a run writes as rows only what the runs table of the UI and its filters read:
 the tags it is created with (``lincls.tracking.tags.run_tags``), ``STORED_TAGS`` (the view's
 columns and the description) and ``STORED_METRICS`` (the view's sort and chart). The rest — its
-other metrics and tags, its curves and its margin histogram — is its record: a compact JSON
-head of its names, texts and steps, then its numbers as float64 (``Record.payload``), deflated
+other metrics and tags, its curves and its margin histogram — is its record: compact JSON
+heads of its names, texts and steps, each followed by its numbers as float64 (``Record.encode``:
+what a table of runs reads first, then the curves' points and the files), deflated
 against a dictionary of what records usually hold (``record_dictionary``: the names, the skipped
 bounds' reasons, the curves' steps; it halves a record), in base64, as the tag ``RECORD_TAG``
 (continued in ``lincls.record.1``, … past the 8,000 characters MLflow keeps of a tag). Its
@@ -44,7 +45,12 @@ RECORD_TAG = "lincls.record"
 # A record longer than a tag holds goes on in numbered tags; more than this many is refused.
 MAX_PARTS = 16
 RECORD_KEYS = (RECORD_TAG, *(f"{RECORD_TAG}.{k}" for k in range(1, MAX_PARTS)))
-FORMAT = 1
+# Format 2 writes two payloads (what a table of runs reads, then the curves' points and the
+# files) joined by SEPARATOR (no base64 character), so that a table of a million runs inflates
+# and parses only the first (~2 KB of a default run's ~5). Format 1 (one payload, every name,
+# step, tag and file in its head) is still read. Both deflate against ``record_dictionary``.
+FORMAT = 2
+SEPARATOR = "."
 # The metrics a run writes as MLflow metrics: the view's sort, and the two its chart draws.
 STORED_METRICS = ("bound_ratio.tightest", "mistakes", "bound.tightest")
 # The tags it writes as tags: the view's columns (and its rounded numbers), the description.
@@ -93,33 +99,52 @@ class Record:
         return sorted(points, key=lambda p: (p[0], 0.0 if math.isnan(p[1]) else p[1]))
 
     def encode(self) -> dict[str, str]:
-        """The record as its tags (``RECORD_KEYS``, as many as it needs)."""
-        packed = base64.b64encode(_deflated(self.payload())).decode("ascii")
+        """The record as its tags (``RECORD_KEYS``, as many as it needs): its two payloads
+        (``table_payload``, ``points_payload``), each deflated, in base64, joined by
+        ``SEPARATOR``."""
+        packed = SEPARATOR.join(
+            base64.b64encode(_deflated(payload)).decode("ascii")
+            for payload in (self.table_payload(), self.points_payload())
+        )
         parts = [packed[k : k + MAX_TAG_VALUE] for k in range(0, len(packed), MAX_TAG_VALUE)]
         if len(parts) > MAX_PARTS:
             raise ValueError(f"a run's record of {len(packed):,} characters: more than "
                              f"{MAX_PARTS} tags of {MAX_TAG_VALUE:,}")  # fmt: skip
         return dict(zip(RECORD_KEYS, parts, strict=False))
 
-    def payload(self) -> bytes:
-        """The record before it is deflated: a JSON head (the format, the metrics' names, each
-        curve's steps, the tags and files), a newline, then every number as float64 (little
-        endian), the metrics' then each curve's. A number read back from bytes costs a
-        fraction of one parsed from text, and is exactly the float it was."""
+    def table_payload(self) -> bytes:
+        """What a table of runs reads of the record: a JSON head (the format, the metrics'
+        names, the names of the curves' latest values, the tags), a newline, then the metrics'
+        values and the curves' latest values (``latest``) as float64 (little endian). A number
+        read back from bytes costs a fraction of one parsed from text, and is exactly the float
+        it was."""
+        stored = {name: ([int(s) for s, _ in points], [_stored(v) for _, v in points])
+                  for name, points in self.curves.items()}  # fmt: skip
+        latest = latest_values(self.metrics, stored)  # of the values read back
+        later = [name for name in latest if name in self.curves]
         head: dict = {"v": FORMAT}
         if self.metrics:
             head["m"] = list(self.metrics)
-        if self.curves:
-            head["c"] = {name: [int(s) for s, _ in points] for name, points in self.curves.items()}
+        if later:
+            head["l"] = later
         if self.tags:
             head["t"] = self.tags
+        return _payload(head, [*self.metrics.values(), *(latest[name] for name in later)])
+
+    def points_payload(self) -> bytes:
+        """The rest: a JSON head (each curve's steps, the files), a newline, then each curve's
+        values as float64 (±inf as MLflow stores it, ``_stored``)."""
+        head: dict = {}
+        if self.curves:
+            head["c"] = {name: [int(s) for s, _ in points] for name, points in self.curves.items()}
         if self.files:
             head["f"] = self.files
-        numbers = [*self.metrics.values()]
-        for points in self.curves.values():
-            numbers += [_stored(v) for _, v in points]
-        text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)  # no raw newline
-        return text.encode() + b"\n" + np.asarray(numbers, dtype="<f8").tobytes()
+        return _payload(head, [_stored(v) for points in self.curves.values() for _, v in points])
+
+
+def _payload(head: dict, numbers: list[float]) -> bytes:
+    text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)  # no raw newline
+    return text.encode() + b"\n" + np.asarray(numbers, dtype="<f8").tobytes()
 
 
 def _deflated(payload: bytes) -> bytes:
@@ -148,24 +173,40 @@ def latest_values(
     return found
 
 
-def _opened(parts: Iterable[str]) -> tuple[dict, list[float]]:
-    """A record's head and its numbers, from its tags' values in order."""
+def _opened(packed: str) -> tuple[dict, list[float]]:
+    """A payload's head and its numbers, from its deflated base64 text."""
     inflate = zlib.decompressobj(zdict=DICTIONARY)
-    payload = inflate.decompress(base64.b64decode("".join(parts))) + inflate.flush()
+    payload = inflate.decompress(base64.b64decode(packed)) + inflate.flush()
     text, _, numbers = payload.partition(b"\n")
-    head = orjson.loads(text)
-    if head.get("v") != FORMAT:
-        raise ValueError(f"a run's record of format {head.get('v')!r}, not {FORMAT}")
-    values = np.frombuffer(numbers, dtype="<f8").tolist()
-    count = len(head.get("m", ())) + sum(map(len, head.get("c", {}).values()))
+    return orjson.loads(text), np.frombuffer(numbers, dtype="<f8").tolist()
+
+
+def _checked(values: list[float], count: int) -> list[float]:
     if count != len(values):
         raise ValueError(f"a run's record of {len(values)} numbers where its head names {count}")
-    return head, values
+    return values
+
+
+def _table(parts: Iterable[str]) -> tuple[dict, list[float], str | None]:
+    """A record's first payload (format 2's table, format 1's whole record): its head and
+    numbers; and its second payload still packed (None: format 1)."""
+    first, separator, points = "".join(parts).partition(SEPARATOR)
+    head, values = _opened(first)
+    version = head.get("v")
+    if version not in (1, FORMAT) or (version == 1) != (not separator):
+        raise ValueError(f"a run's record of format {version!r}, not 1 or {FORMAT}")
+    if version == 1:
+        return head, _checked(values, _v1_count(head)), None
+    return head, _checked(values, len(head.get("m", ())) + len(head.get("l", ()))), points
+
+
+def _v1_count(head: dict) -> int:
+    return len(head.get("m", ())) + sum(map(len, head.get("c", {}).values()))
 
 
 def _curves(head: dict, values: list[float]) -> dict[str, tuple[list[int], list[float]]]:
-    """Each curve of an opened record as (steps, values)."""
-    curves, at = {}, len(head.get("m", ()))
+    """Each curve of a head's ``c`` as (steps, values), its points from ``values`` in order."""
+    curves, at = {}, 0
     for name, steps in head.get("c", {}).items():
         curves[name] = (steps, values[at : at + len(steps)])
         at += len(steps)
@@ -174,19 +215,29 @@ def _curves(head: dict, values: list[float]) -> dict[str, tuple[list[int], list[
 
 def decode(parts: Iterable[str]) -> Record:
     """The record whose tags' values are ``parts``, in the order of ``RECORD_KEYS``."""
-    head, values = _opened(parts)
-    metrics = dict(zip(head.get("m", ()), values, strict=False))
-    curves = {name: list(zip(steps, points, strict=True))
-              for name, (steps, points) in _curves(head, values).items()}  # fmt: skip
-    return Record(metrics, head.get("t", {}), curves, head.get("f", {}))
+    head, values, points = _table(parts)
+    names = head.get("m", ())
+    metrics = dict(zip(names, values, strict=False))
+    if points is None:  # format 1: the curves' points follow the metrics'
+        rest, numbers = head, values[len(names) :]
+    else:
+        rest, numbers = _opened(points)
+        _checked(numbers, sum(map(len, rest.get("c", {}).values())))
+    curves = {name: list(zip(steps, found, strict=True))
+              for name, (steps, found) in _curves(rest, numbers).items()}  # fmt: skip
+    return Record(metrics, head.get("t", {}), curves, rest.get("f", {}))
 
 
 def summary(parts: Iterable[str]) -> tuple[dict[str, float], dict[str, str]]:
-    """A record's latest values (``Record.latest``) and tags, from its tags' values in order,
-    without the record's curves made point by point: what a table of runs reads of it."""
-    head, values = _opened(parts)
-    metrics = dict(zip(head.get("m", ()), values, strict=False))
-    return latest_values(metrics, _curves(head, values)), head.get("t", {})
+    """A record's latest values (``Record.latest``) and tags, from its tags' values in order:
+    what a table of runs reads of it (of format 2, its first payload alone)."""
+    head, values, points = _table(parts)
+    names = head.get("m", ())
+    latest = dict(zip(names, values, strict=False))
+    if points is None:
+        return latest_values(latest, _curves(head, values[len(names) :])), head.get("t", {})
+    latest.update(zip(head.get("l", ()), values[len(names) :], strict=True))
+    return latest, head.get("t", {})
 
 
 def parts_of(tags: Mapping[str, str]) -> list[str]:

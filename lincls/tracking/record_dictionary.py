@@ -1,5 +1,5 @@
-"""The deflate dictionary of format 1 of a run's record (``lincls.tracking.record``): what a
-record's head usually holds — metric names, curves' steps, tags (the skipped bounds' reasons,
+"""The deflate dictionary of formats 1 and 2 of a run's record (``lincls.tracking.record``): what
+a record's heads usually hold — metric names, curves' steps, tags (the skipped bounds' reasons,
 the bounds' sources), the margin histogram's text — then one whole head (the default perceptron
 on 100 separable points), most alike last. A record deflated against it refers to these words
 instead of spelling them: about half the bytes of one deflated alone.
