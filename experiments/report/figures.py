@@ -80,15 +80,18 @@ def _sql_state(engine, run_ids: Sequence[str]) -> tuple[set[str], dict[str, str]
     shown: set[str] = set()
     colors: dict[str, str] = {}
     with engine.connect() as db:  # every run's two tags, by their key's index, kept if wanted
-        for run_id, key, value in db.execute(
-            sqlalchemy.text(sql), {"note": NOTE_TAG, "color": COLOR_TAG}
-        ):
-            if run_id not in wanted:
-                continue
-            if key == NOTE_TAG and value == "1":
-                shown.add(run_id)
-            elif key == COLOR_TAG and value:
-                colors[run_id] = value
+        result = db.execute(sqlalchemy.text(sql), {"note": NOTE_TAG, "color": COLOR_TAG})
+        try:  # the driver's own tuples: SQLAlchemy's rows cost ~10 µs each
+            found = result.cursor.fetchall()
+        finally:
+            result.close()
+    for run_id, key, value in found:
+        if run_id not in wanted:
+            continue
+        if key == NOTE_TAG and value == "1":
+            shown.add(run_id)
+        elif key == COLOR_TAG and value:
+            colors[run_id] = value
     return shown, colors
 
 
@@ -185,7 +188,7 @@ def picture_runs(client, experiment_id: str, runs: pd.DataFrame) -> tuple[int, i
             tags = _search_tags(client, experiment_id, run_ids)
             shown = {r for r, found in tags.items() if shows_figure(found.get(NOTE_TAG), r)}
             colors = {r: found[COLOR_TAG] for r, found in tags.items() if found.get(COLOR_TAG)}
-        missing = runs[~runs["run_id"].isin(shown)]
+        missing = runs[[run_id not in shown for run_id in run_ids]]
         notes = draw_missing(engine, client, experiment_id, missing)
     finally:
         if engine is not None:
