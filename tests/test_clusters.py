@@ -262,6 +262,48 @@ def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path)
     )
 
 
+@pytest.mark.timeout(1500)  # with the wait for the lock
+def test_lincls_ray_runs_chunks_and_a_removed_node_loses_only_its_chunks(tmp_path):
+    """``hydra/launcher=lincls_ray`` on three nodes: 600 configs, 24 chunks of 25. The last
+    worker node is stopped once 100 runs are written: the sweep names the configs of the chunks it
+    held as not run and exits 1; the same command again, on the two nodes left, runs exactly
+    those (each config FINISHED once, counted in the store by config hash)."""
+    for module in ("ray",):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed (the `ray` extra)")
+    began = time.monotonic()
+    store = tmp_path / "mlflow.db"
+    overrides = ["study=rayc", "learner.lr=1.0", "seed=range(0,600)",
+                 "hydra.launcher.chunk_size=25", f"tracking.uri=sqlite:///{store}", *SMALL,
+                 f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                 f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
+    result = tmp_path / "result.json"
+    command = [sys.executable, "-m", "clusters.ray_sweep", str(result), "--nodes", "3",
+               "--launcher", "lincls_ray", "--remove-node-at", "100", "--store", str(store),
+               "--again", "--", *overrides]  # fmt: skip
+    done = subprocess.run(in_own_network(command), cwd=tmp_path, env=cli_env(),
+                          capture_output=True, text=True, timeout=1400)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-10000:]
+    outcome = json.loads(result.read_text())
+    first, again = outcome["runs"]
+    assert outcome["nodes"] == ["127.0.0.1"] * 3 and outcome["nodes_after"] == ["127.0.0.1"] * 2
+    assert first["removed_at"] is not None and first["removed_at"] < 600, first["stderr"][-5000:]
+    assert first["returncode"] == 1, first["stderr"][-10000:]
+    assert "a Ray task (jobs #" in first["stderr"], first["stderr"][-10000:]
+    assert "configs have no FINISHED run" in first["stderr"], first["stderr"][-10000:]
+    assert again["returncode"] == 0, again["stderr"][-10000:]
+    children = query(sqlite_store(store), CHILDREN)
+    per_hash = Counter(h for _, _, h, *_ in children)
+    assert len(per_hash) == 600 and set(per_hash.values()) == {1}  # 0 lost, 0 duplicated
+    assert {status for status, *_ in children} == {"FINISHED"}  # none left RUNNING
+    report(
+        f"Ray, 600 configs in chunks of 25 on 3 nodes, one removed at {first['removed_at']} runs "
+        f"(sweep {first['seconds']:.0f} s, resume {again['seconds']:.0f} s)",
+        time.monotonic() - began,
+        per_hash,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Slurm: a one-node cluster, a sweep through submitit_slurm, the store a SQLite file both share
 
@@ -297,3 +339,57 @@ def test_a_sweep_through_submitit_slurm_on_a_one_node_slurm_cluster(tmp_path):
     per_hash = check_store(sqlite_store(store), studies)
     assert len(per_hash) == 8
     report("Slurm, 8 configs through submitit_slurm", time.monotonic() - began, per_hash)
+
+
+@pytest.mark.timeout(1200)  # with the wait for the lock
+def test_lincls_slurm_runs_chunks_as_array_tasks_and_a_killed_task_loses_only_its_chunk(tmp_path):
+    """``hydra/launcher=lincls_slurm``: 9 configs in chunks of 3 are 3 array tasks. One task
+    killed while it runs: the sweep names its 3 configs as not run and exits 1; the same command
+    again runs exactly those (each config FINISHED once, counted in the store by config hash)."""
+    from clusters.slurm import array_tasks, cancel, slurm_cluster
+
+    began = time.monotonic()
+    store = tmp_path / "mlflow.db"
+    # ~1.5 s a run: a chunk runs long enough to be killed while it runs
+    args = ["hydra/launcher=lincls_slurm", "hydra.launcher.timeout_min=10",
+            "hydra.launcher.cpus_per_task=1", "hydra.launcher.chunk_size=3", "study=chunks",
+            "learner.lr=1.0", "seed=range(0,9)", f"tracking.uri=sqlite:///{store}"]  # fmt: skip
+    command = [*sweep_command(args, tmp_path, "sweep"), "dataset.n=40000", "dataset.d=20"]
+    with ExitStack() as stack:
+        slurm_env = enter(stack, slurm_cluster())
+        env = cli_env(SLURM_CONF=slurm_env["SLURM_CONF"])
+        sweep = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 300
+            running: list[dict] = []
+            while not running and time.monotonic() < deadline and sweep.poll() is None:
+                tasks = array_tasks(slurm_env)
+                running = [t for t in tasks if t["JobState"] == "RUNNING"]
+                time.sleep(0.2)
+            assert running, "no array task ran"
+            assert len(array_tasks(slurm_env)) == 3  # 9 configs, 3 a task
+            killed = running[0]
+            cancel(slurm_env, killed["ArrayJobId"], killed["ArrayTaskId"])
+            _, stderr = sweep.communicate(timeout=600)
+        finally:
+            if sweep.poll() is None:
+                sweep.kill()
+        assert sweep.returncode == 1, stderr[-5000:]
+        assert f"Slurm task {killed['ArrayJobId']}_{killed['ArrayTaskId']}" in stderr, stderr[
+            -5000:
+        ]
+        assert "3 of 9 configs have no FINISHED run" in stderr, stderr[-5000:]
+        finished = query(sqlite_store(store), CHILDREN)
+        assert len(finished) == 6 and {s for s, *_ in finished} == {"FINISHED"}  # none RUNNING
+        again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                               timeout=600)  # fmt: skip
+        assert again.returncode == 0, again.stderr[-5000:]
+        assert "3 jobs" in again.stderr or "6 skipped" in again.stderr, again.stderr[-5000:]
+    children = query(sqlite_store(store), CHILDREN)
+    per_hash = Counter(h for _, _, h, *_ in children)
+    assert len(per_hash) == 9 and set(per_hash.values()) == {1}  # 0 lost, 0 duplicated
+    assert {status for status, *_ in children} == {"FINISHED"}
+    assert sorted(int(seed) for *_, seed, _ in children) == list(range(9))
+    report("Slurm, 9 configs in 3 chunks, one task killed, then resumed",
+           time.monotonic() - began, per_hash)  # fmt: skip

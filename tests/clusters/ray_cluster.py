@@ -72,8 +72,10 @@ def alive_nodes(address: str, env: dict) -> list[str]:
 
 
 @contextlib.contextmanager
-def ray_cluster(nodes: int = 2) -> Iterator[str]:
-    """Start a head and ``nodes - 1`` worker nodes; yield the head's ``host:port``; stop them."""
+def ray_cluster(nodes: int = 2, processes: list | None = None) -> Iterator[str]:
+    """Start a head and ``nodes - 1`` worker nodes; yield the head's ``host:port``; stop them.
+    ``processes`` (a list) gets each node's ``ray start`` process, the head's first: stopping a
+    worker's removes its node."""
     try:
         import ray  # noqa: F401
     except ImportError:
@@ -84,7 +86,7 @@ def ray_cluster(nodes: int = 2) -> Iterator[str]:
     env = ray_env()
     common = ["--block", "--node-ip-address=127.0.0.1", "--num-cpus=1",
               f"--object-store-memory={OBJECT_STORE_BYTES}", "--disable-usage-stats"]  # fmt: skip
-    processes: list[subprocess.Popen] = []
+    processes = [] if processes is None else processes
     with short_tmpdir("lincls-ray-") as root:
         head_port, client_port, dashboard_port = free_ports(3)
         address = f"127.0.0.1:{head_port}"

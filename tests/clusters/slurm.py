@@ -157,3 +157,34 @@ def array_task_states(env: dict) -> list[str]:
         if "ArrayTaskId" in fields and "JobState" in fields:
             states.append(fields["JobState"])
     return states
+
+
+def array_tasks(env: dict) -> list[dict[str, str]]:
+    """Every array task Slurm remembers: its ``JobId``, ``ArrayJobId``, ``ArrayTaskId`` and
+    ``JobState``."""
+    done = subprocess.run(
+        [which("scontrol"), "show", "job", "-o"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+        check=True,
+    )
+    keys = ("JobId", "ArrayJobId", "ArrayTaskId", "JobState")
+    tasks = []
+    for line in done.stdout.splitlines():
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if "ArrayTaskId" in fields:
+            tasks.append({key: fields.get(key, "") for key in keys})
+    return tasks
+
+
+def cancel(env: dict, array_job: str, task: str) -> None:
+    """Kill array task ``task`` of ``array_job`` as a pre-empting scheduler would (SIGKILL)."""
+    subprocess.run(
+        [which("scancel"), "--signal=KILL", f"{array_job}_{task}"],
+        env=env,
+        timeout=30,
+        check=True,
+        capture_output=True,
+    )
