@@ -44,6 +44,7 @@ SLOW_SECTIONS = [
     "studies",
     "sweep1m",
     "read1m",
+    "pg_writers",
 ]  # minutes each: run only when named
 
 
