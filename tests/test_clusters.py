@@ -264,8 +264,8 @@ def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path)
 
 @pytest.mark.timeout(1500)  # with the wait for the lock
 def test_lincls_ray_runs_chunks_and_a_removed_node_loses_only_its_chunks(tmp_path):
-    """``hydra/launcher=lincls_ray`` on three nodes: 600 configs, 24 chunks of 25. The last
-    worker node is stopped once 100 runs are written: the sweep names the configs of the chunks it
+    """``hydra/launcher=lincls_ray`` on three nodes: 300 configs, 20 chunks of 15. The last
+    worker node is stopped once 60 runs are written: the sweep names the configs of the chunks it
     held as not run and exits 1; the same command again, on the two nodes left, runs exactly
     those (each config FINISHED once, counted in the store by config hash)."""
     for module in ("ray",):
@@ -273,13 +273,13 @@ def test_lincls_ray_runs_chunks_and_a_removed_node_loses_only_its_chunks(tmp_pat
             pytest.skip(f"{module} is not installed (the `ray` extra)")
     began = time.monotonic()
     store = tmp_path / "mlflow.db"
-    overrides = ["study=rayc", "learner.lr=1.0", "seed=range(0,600)",
-                 "hydra.launcher.chunk_size=25", f"tracking.uri=sqlite:///{store}", *SMALL,
+    overrides = ["study=rayc", "learner.lr=1.0", "seed=range(0,300)",
+                 "hydra.launcher.chunk_size=15", f"tracking.uri=sqlite:///{store}", *SMALL,
                  f"hydra.sweep.dir={tmp_path / 'sweep'}",
                  f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
     result = tmp_path / "result.json"
     command = [sys.executable, "-m", "clusters.ray_sweep", str(result), "--nodes", "3",
-               "--launcher", "lincls_ray", "--remove-node-at", "100", "--store", str(store),
+               "--launcher", "lincls_ray", "--remove-node-at", "60", "--store", str(store),
                "--again", "--", *overrides]  # fmt: skip
     done = subprocess.run(in_own_network(command), cwd=tmp_path, env=cli_env(),
                           capture_output=True, text=True, timeout=1400)  # fmt: skip
@@ -287,17 +287,17 @@ def test_lincls_ray_runs_chunks_and_a_removed_node_loses_only_its_chunks(tmp_pat
     outcome = json.loads(result.read_text())
     first, again = outcome["runs"]
     assert outcome["nodes"] == ["127.0.0.1"] * 3 and outcome["nodes_after"] == ["127.0.0.1"] * 2
-    assert first["removed_at"] is not None and first["removed_at"] < 600, first["stderr"][-5000:]
+    assert first["removed_at"] is not None and first["removed_at"] < 300, first["stderr"][-5000:]
     assert first["returncode"] == 1, first["stderr"][-10000:]
     assert "a Ray task (jobs #" in first["stderr"], first["stderr"][-10000:]
     assert "configs have no FINISHED run" in first["stderr"], first["stderr"][-10000:]
     assert again["returncode"] == 0, again["stderr"][-10000:]
     children = query(sqlite_store(store), CHILDREN)
     per_hash = Counter(h for _, _, h, *_ in children)
-    assert len(per_hash) == 600 and set(per_hash.values()) == {1}  # 0 lost, 0 duplicated
+    assert len(per_hash) == 300 and set(per_hash.values()) == {1}  # 0 lost, 0 duplicated
     assert {status for status, *_ in children} == {"FINISHED"}  # none left RUNNING
     report(
-        f"Ray, 600 configs in chunks of 25 on 3 nodes, one removed at {first['removed_at']} runs "
+        f"Ray, 300 configs in chunks of 15 on 3 nodes, one removed at {first['removed_at']} runs "
         f"(sweep {first['seconds']:.0f} s, resume {again['seconds']:.0f} s)",
         time.monotonic() - began,
         per_hash,
