@@ -45,6 +45,7 @@ SLOW_SECTIONS = [
     "sweep1m",
     "read1m",
     "pg_writers",
+    "clusters",
 ]  # minutes each: run only when named
 
 
