@@ -214,6 +214,15 @@ def _slurm_states(scontrol: str, array_job: str) -> dict[str, str] | None:
     return states
 
 
+def _returned(task: Any) -> Any:
+    """A task's returns, or why it has none (killed, pre-empted, out of time, its jobs raised
+    out of it)."""
+    try:
+        return task.results()[0]
+    except Exception as exc:
+        return exc
+
+
 def _slurm_results(tasks: list, parts: list) -> Any:
     """(task, chunk, its returns or why it has none) for each array task as it ends: its result
     file, else Slurm's word (``scontrol``) that it ended without one. A cluster without
@@ -225,10 +234,7 @@ def _slurm_results(tasks: list, parts: list) -> Any:
     scontrol = shutil.which("scontrol")
     if scontrol is None:
         for task, chunk in zip(tasks, parts, strict=True):
-            try:
-                yield task, chunk, task.results()[0]
-            except Exception as exc:  # killed, pre-empted, out of time: its configs not run
-                yield task, chunk, exc
+            yield task, chunk, _returned(task)
         return
     pending = dict(zip(tasks, parts, strict=True))
     ended_at: dict[Any, float] = {}
@@ -237,11 +243,7 @@ def _slurm_results(tasks: list, parts: list) -> Any:
         now = time.monotonic()
         for task in list(pending):
             if task.paths.result_pickle.exists():
-                chunk = pending.pop(task)
-                try:
-                    yield task, chunk, task.results()[0]
-                except Exception as exc:  # its jobs raised out of the task: none counted
-                    yield task, chunk, exc
+                yield task, pending.pop(task), _returned(task)
                 continue
             state = "" if states is None else states.get(str(task.job_id), "PENDING")
             if states is not None and state.split()[0] not in ENDED:

@@ -124,6 +124,14 @@ def _cheap_writes(record) -> bool:
     return client.rows is not None
 
 
+def chunk_settings(record: Any, defer: bool, batched: bool) -> dict[str, Any]:
+    """What a worker running a chunk of jobs needs of the sweep (``pool._run_in_worker``): its
+    record's path, whether the launching process counts the jobs (``pooled``), writes their
+    runs (``defer``) or the worker writes a chunk's runs at once (``batched``)."""
+    return {"record": None if record is None else record.path, "pooled": record is not None,
+            "defer": defer, "batched": batched}  # fmt: skip
+
+
 def _pool() -> Any:
     """The pool's worker side, as ``sys.modules`` holds it: Hydra's plugin scan loads the modules
     of ``hydra_plugins`` a second time, and a function of the first copy (imported when this
@@ -260,12 +268,7 @@ class LinclsLauncher(Launcher):
         chunk comes back."""
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        sweep = {
-            "record": None if record is None else record.path,
-            "pooled": record is not None,
-            "defer": defer,
-            "batched": batched,  # a chunk's runs written at once by its worker
-        }
+        sweep = chunk_settings(record, defer, batched)
         workers = self._workers(total)
         self._started()
         if self._executor is None:

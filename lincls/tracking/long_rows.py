@@ -25,9 +25,9 @@ from urllib.parse import quote
 import pandas as pd
 import pyarrow as pa
 
-from lincls.tracking.record import RECORD_KEYS, RECORD_TAG
+from lincls.tracking.record import RECORD_KEYS, RECORD_TAG, continuation
 from lincls.tracking.record_rows import IDS_PER_QUERY
-from lincls.tracking.wide import Positions, Wide, add_record_rows, add_records, continuation
+from lincls.tracking.wide import Positions, Wide, add_record_rows, add_records
 
 # The long tables: (run id, name, value), None where MLflow stored a NaN.
 LONG = {

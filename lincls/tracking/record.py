@@ -242,12 +242,17 @@ def summary(parts: Iterable[str]) -> tuple[dict[str, float], dict[str, str]]:
 
 def parts_of(tags: Mapping[str, str]) -> list[str]:
     """A run's record tags' values in order (none: the run has no record)."""
-    parts = []
-    for key in RECORD_KEYS:
+    return [tags[RECORD_TAG], *continuation(tags)] if RECORD_TAG in tags else []
+
+
+def continuation(tags: Mapping[str, str]) -> list[str]:
+    """A record's parts after its first, in order (``RECORD_KEYS``), from its tags."""
+    found = []
+    for key in RECORD_KEYS[1:]:
         if key not in tags:
             break
-        parts.append(tags[key])
-    return parts
+        found.append(tags[key])
+    return found
 
 
 def read(tags: Mapping[str, str]) -> Record | None:

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lincls.tracking.record import RECORD_TAG, summary
+from lincls.tracking.record import RECORD_TAG, continuation, summary
 
 
 class Positions:
@@ -177,15 +177,3 @@ def add_record_rows(metrics: Wide, tags: Wide, chunks: pa.Table, tag_keys: set[s
     continued = {row: continuation(found) for row, found in parts.items()}
     rows = np.fromiter(firsts, dtype=np.int64, count=len(firsts))
     add_records(metrics, tags, rows, firsts.values(), continued, tag_keys)
-
-
-def continuation(parts: Mapping[str, str]) -> list[str]:
-    """A record's parts after its first, in order (``RECORD_KEYS``), from its tags."""
-    from lincls.tracking.record import RECORD_KEYS
-
-    found = []
-    for key in RECORD_KEYS[1:]:
-        if key not in parts:
-            break
-        found.append(parts[key])
-    return found

@@ -143,20 +143,7 @@ def slurm_cluster() -> Iterator[dict]:
 def array_task_states(env: dict) -> list[str]:
     """The state of every array task Slurm remembers (``MinJobAge`` keeps finished ones an
     hour)."""
-    done = subprocess.run(
-        [which("scontrol"), "show", "job", "-o"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-        check=True,
-    )
-    states = []
-    for line in done.stdout.splitlines():
-        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
-        if "ArrayTaskId" in fields and "JobState" in fields:
-            states.append(fields["JobState"])
-    return states
+    return [task["JobState"] for task in array_tasks(env) if task["JobState"]]
 
 
 def array_tasks(env: dict) -> list[dict[str, str]]:
