@@ -17,15 +17,21 @@ the worker's copy of the arbiter: a stop sent before the worker set its own hand
 the arbiter waited 30 s for a worker that then served on (seen on a loaded machine, where the
 second worker boots after the first already answers). ``post_fork`` ends the worker at once on a
 stop it got before or while it boots.
+
+Once its workers are gone, the arbiter's interpreter took ~1.9 s of CPU to tear down the MLflow
+app it preloaded (no system call, no Python frame: module teardown and the last collections), and
+longer on a loaded machine (past 5 s seen). ``on_exit`` ends it with its exit status instead.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import os
 import queue
 import signal
+import sys
 from typing import Any, NoReturn
 
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
@@ -60,6 +66,17 @@ def post_worker_init(worker: Any) -> None:
     this hook: an attribute of the instance wins over its class's method.
     """
     worker.handle_exit = _exit_now
+
+
+def on_exit(server: Any) -> NoReturn:
+    """gunicorn's hook in the arbiter just before it exits, its workers stopped: exit now, with
+    the status gunicorn would exit with (a ``HaltServer``'s, being handled, else 0)."""
+    halted = sys.exc_info()[1]
+    status = getattr(halted, "exit_status", 0)
+    logging.shutdown()  # gunicorn's log lines are written before the process goes
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status if isinstance(status, int) else 1)
 
 
 def _stop_queued(server: Any) -> bool:
