@@ -77,3 +77,38 @@ def test_a_slurm_task_that_ended_without_a_result_loses_its_chunk(tmp_path, monk
     assert found["7_0"] == ["chunk 0"] and found["7_2"] == ["chunk 2"]
     assert isinstance(found["7_1"], RuntimeError) and "CANCELLED" in str(found["7_1"])
     assert set(polls) == {"7"}
+
+
+def test_a_chunk_writes_its_runs_in_batches_as_it_goes(monkeypatch):
+    """A task's chunk of 150 jobs on a store written as rows writes 64, 64 and 22 runs, each
+    batch once measured: a task killed midway loses at most one batch of measured runs."""
+    from hydra.core.utils import JobReturn, JobStatus
+
+    from hydra_plugins.lincls_sweeps import pool
+
+    events: list[str] = []
+
+    def run(composer, task_function, overrides, idx):
+        events.append("run")
+        ret = JobReturn(overrides=overrides, _return_value={"payload": idx})
+        ret.status = JobStatus.COMPLETED
+        return ret
+
+    monkeypatch.setattr(pool, "_WORKER", {"run": run, "composer": None, "task_function": None})
+    monkeypatch.setattr(
+        pool, "_write_chunk", lambda returns: events.append(f"write {len(returns)}")
+    )
+    settings = {"record": None, "pooled": False, "defer": False, "batched": True}
+    returns = pool._run_in_worker([([f"seed={k}"], k) for k in range(150)], settings)
+    assert [r.overrides for r in returns] == [[f"seed={k}"] for k in range(150)]
+    assert events == ["run"] * 64 + ["write 64"] + ["run"] * 64 + ["write 64"] + ["run"] * 22 + [
+        "write 22"
+    ]
+
+
+def test_the_test_clusters_array_tasks_are_counted_with_their_pending_ranges():
+    from clusters.slurm import task_count
+
+    rows = [{"ArrayTaskId": "0"}, {"ArrayTaskId": "1"}, {"ArrayTaskId": "2-4%5"}]
+    assert task_count(rows) == 5
+    assert task_count([{"ArrayTaskId": "3,5-6"}]) == 3

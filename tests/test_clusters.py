@@ -1,10 +1,12 @@
 """Sweeps on real clusters started here, on 127.0.0.1: many sweeps at once through an MLflow
 server over PostgreSQL (``make server DB=postgresql://…``), a sweep through Hydra's Ray launcher
-on a two-node Ray cluster, and one through ``submitit_slurm`` on a one-node Slurm cluster.
+on a two-node Ray cluster, and one through ``submitit_slurm`` on a one-node Slurm cluster; and at
+cluster size, chunks of configs losing a node or a task: 20,000 configs through ``lincls_ray``
+into PostgreSQL on three nodes, 5,000 through ``lincls_slurm`` as array tasks.
 
 Every count is read back from the store itself, in SQL: FINISHED child runs grouped by the
 config-hash tag, so a lost config is a missing hash and a duplicated one a count above 1. The
-three tests never run at the same time on a small machine: they share one xdist group (``make
+tests never run at the same time on a small machine: they share one xdist group (``make
 test`` runs ``--dist loadgroup``) and hold one file lock, because pytest-xdist 3.8 cannot group
 tests under pytest 9.2 (it renames a test's node id, which pytest 9 derives anew). Each is bounded
 by pytest-timeout.
@@ -71,6 +73,7 @@ def one_cluster_at_a_time(tmp_path_factory):
         yield
 
 
+FINISHED = "SELECT run_uuid FROM runs WHERE status = 'FINISHED'"
 SWEEP_SPANS = """
 SELECT r.start_time, r.end_time FROM runs r
 JOIN tags role ON role.run_uuid = r.run_uuid AND role.key = 'lincls.role' AND role.value = 'sweep'
@@ -262,43 +265,46 @@ def test_a_sweep_through_hydras_ray_launcher_on_a_two_node_ray_cluster(tmp_path)
     )
 
 
-@pytest.mark.timeout(1500)  # with the wait for the lock
-def test_lincls_ray_runs_chunks_and_a_removed_node_loses_only_its_chunks(tmp_path):
-    """``hydra/launcher=lincls_ray`` on three nodes: 300 configs, 20 chunks of 15. The last
-    worker node is stopped once 60 runs are written: the sweep names the configs of the chunks it
-    held as not run and exits 1; the same command again, on the two nodes left, runs exactly
-    those (each config FINISHED once, counted in the store by config hash)."""
-    for module in ("ray",):
+RAY_CONFIGS = 20_000
+
+
+@pytest.mark.timeout(2400)  # with the wait for the lock
+def test_lincls_ray_runs_20000_configs_into_postgresql_and_a_removed_node_loses_nothing(tmp_path):
+    """``hydra/launcher=lincls_ray`` on three nodes, the store a PostgreSQL database: 20,000
+    configs in chunks the launcher sizes. The last worker node is stopped once 8,000 runs are
+    written: the sweep names the configs of the chunks it held as not run and exits 1; the same
+    command again, on the two nodes left, runs exactly those (each config FINISHED once, counted
+    in the store by config hash)."""
+    for module in ("ray", "psycopg"):
         if importlib.util.find_spec(module) is None:
-            pytest.skip(f"{module} is not installed (the `ray` extra)")
+            pytest.skip(f"{module} is not installed (the `ray` and `postgres` extras)")
     began = time.monotonic()
-    store = tmp_path / "mlflow.db"
-    overrides = ["study=rayc", "learner.lr=1.0", "seed=range(0,300)",
-                 "hydra.launcher.chunk_size=15", f"tracking.uri=sqlite:///{store}", *SMALL,
+    overrides = ["study=rayc", "learner.lr=1.0", f"seed=range(0,{RAY_CONFIGS})", *SMALL,
                  f"hydra.sweep.dir={tmp_path / 'sweep'}",
                  f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
     result = tmp_path / "result.json"
     command = [sys.executable, "-m", "clusters.ray_sweep", str(result), "--nodes", "3",
-               "--launcher", "lincls_ray", "--remove-node-at", "60", "--store", str(store),
-               "--again", "--", *overrides]  # fmt: skip
+               "--launcher", "lincls_ray", "--remove-node-at", "8000", "--postgres", "--again",
+               "--", *overrides]  # fmt: skip
     done = subprocess.run(in_own_network(command), cwd=tmp_path, env=cli_env(),
-                          capture_output=True, text=True, timeout=1400)  # fmt: skip
+                          capture_output=True, text=True, timeout=2300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-10000:]
     outcome = json.loads(result.read_text())
     first, again = outcome["runs"]
     assert outcome["nodes"] == ["127.0.0.1"] * 3 and outcome["nodes_after"] == ["127.0.0.1"] * 2
-    assert first["removed_at"] is not None and first["removed_at"] < 300, first["stderr"][-5000:]
+    assert first["removed_at"] is not None, first["stderr"][-5000:]
+    assert first["removed_at"] < RAY_CONFIGS, first["stderr"][-5000:]
     assert first["returncode"] == 1, first["stderr"][-10000:]
     assert "a Ray task (jobs #" in first["stderr"], first["stderr"][-10000:]
     assert "configs have no FINISHED run" in first["stderr"], first["stderr"][-10000:]
     assert again["returncode"] == 0, again["stderr"][-10000:]
-    children = query(sqlite_store(store), CHILDREN)
-    per_hash = Counter(h for _, _, h, *_ in children)
-    assert len(per_hash) == 300 and set(per_hash.values()) == {1}  # 0 lost, 0 duplicated
-    assert {status for status, *_ in children} == {"FINISHED"}  # none left RUNNING
+    per_hash = Counter(h for _, h in outcome["children"])
+    assert len(per_hash) == RAY_CONFIGS and set(per_hash.values()) == {1}  # 0 lost, 0 duplicated
+    assert {status for status, _ in outcome["children"]} == {"FINISHED"}  # none left RUNNING
     report(
-        f"Ray, 300 configs in chunks of 15 on 3 nodes, one removed at {first['removed_at']} runs "
-        f"(sweep {first['seconds']:.0f} s, resume {again['seconds']:.0f} s)",
+        f"Ray, {RAY_CONFIGS:,} configs into PostgreSQL on 3 nodes, one removed at "
+        f"{first['removed_at']} runs (sweep {first['seconds']:.0f} s, resume "
+        f"{again['seconds']:.0f} s)",
         time.monotonic() - began,
         per_hash,
     )
@@ -341,55 +347,66 @@ def test_a_sweep_through_submitit_slurm_on_a_one_node_slurm_cluster(tmp_path):
     report("Slurm, 8 configs through submitit_slurm", time.monotonic() - began, per_hash)
 
 
-@pytest.mark.timeout(1200)  # with the wait for the lock
-def test_lincls_slurm_runs_chunks_as_array_tasks_and_a_killed_task_loses_only_its_chunk(tmp_path):
-    """``hydra/launcher=lincls_slurm``: 9 configs in chunks of 3 are 3 array tasks. One task
-    killed while it runs: the sweep names its 3 configs as not run and exits 1; the same command
-    again runs exactly those (each config FINISHED once, counted in the store by config hash)."""
-    from clusters.slurm import array_tasks, cancel, slurm_cluster
+SLURM_CONFIGS = 5_000
+
+
+@pytest.mark.timeout(1500)  # with the wait for the lock
+def test_lincls_slurm_runs_5000_configs_as_array_tasks_and_a_killed_task_loses_nothing(tmp_path):
+    """``hydra/launcher=lincls_slurm``: 5,000 configs in chunks the launcher sizes from the grid
+    and the cluster's CPUs (5 array tasks of 1,000). One task killed while it runs: the sweep
+    names the configs it had not written as not run and exits 1; the same command again runs
+    exactly those (each config FINISHED once, counted in the store by config hash)."""
+    from clusters.slurm import array_tasks, cancel, slurm_cluster, task_count
 
     began = time.monotonic()
     store = tmp_path / "mlflow.db"
-    # ~1.5 s a run: a chunk runs long enough to be killed while it runs
-    args = ["hydra/launcher=lincls_slurm", "hydra.launcher.timeout_min=10",
-            "hydra.launcher.cpus_per_task=1", "hydra.launcher.chunk_size=3", "study=chunks",
-            "learner.lr=1.0", "seed=range(0,9)", f"tracking.uri=sqlite:///{store}"]  # fmt: skip
-    command = [*sweep_command(args, tmp_path, "sweep"), "dataset.n=40000", "dataset.d=20"]
+    args = ["hydra/launcher=lincls_slurm", "hydra.launcher.timeout_min=20",
+            "hydra.launcher.cpus_per_task=1", "study=chunks", "learner.lr=1.0",
+            f"seed=range(0,{SLURM_CONFIGS})", f"tracking.uri=sqlite:///{store}"]  # fmt: skip
+    command = sweep_command(args, tmp_path, "sweep")
     with ExitStack() as stack:
         slurm_env = enter(stack, slurm_cluster())
         env = cli_env(SLURM_CONF=slurm_env["SLURM_CONF"])
-        sweep = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)  # fmt: skip
+        log = stack.enter_context(open(tmp_path / "sweep.log", "w"))
+        sweep = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=log)  # fmt: skip
         try:
-            deadline = time.monotonic() + 300
+            deadline = time.monotonic() + 600
             running: list[dict] = []
             while not running and time.monotonic() < deadline and sweep.poll() is None:
                 tasks = array_tasks(slurm_env)
                 running = [t for t in tasks if t["JobState"] == "RUNNING"]
                 time.sleep(0.2)
             assert running, "no array task ran"
-            assert len(array_tasks(slurm_env)) == 3  # 9 configs, 3 a task
+            assert task_count(array_tasks(slurm_env)) == 5  # 5,000 configs, 1,000 a task
+            # both running tasks have written batches of their runs: the killed one's are kept
+            while len(query(sqlite_store(store), FINISHED)) < 300 and sweep.poll() is None:
+                time.sleep(0.5)
             killed = running[0]
             cancel(slurm_env, killed["ArrayJobId"], killed["ArrayTaskId"])
-            _, stderr = sweep.communicate(timeout=600)
+            sweep.wait(timeout=1200)
         finally:
             if sweep.poll() is None:
                 sweep.kill()
+        stderr = (tmp_path / "sweep.log").read_text()
         assert sweep.returncode == 1, stderr[-5000:]
-        assert f"Slurm task {killed['ArrayJobId']}_{killed['ArrayTaskId']}" in stderr, stderr[
+        task = f"Slurm task {killed['ArrayJobId']}_{killed['ArrayTaskId']}"
+        assert task in stderr, stderr[-5000:]
+        finished = query(sqlite_store(store), CHILDREN)
+        assert {s for s, *_ in finished} == {"FINISHED"}  # none left RUNNING
+        missing = SLURM_CONFIGS - len(finished)
+        assert 0 < missing < 1000, stderr[-5000:]  # the killed task's chunk, less what it wrote
+        assert f"{missing} of {SLURM_CONFIGS} configs have no FINISHED run" in stderr, stderr[
             -5000:
         ]
-        assert "3 of 9 configs have no FINISHED run" in stderr, stderr[-5000:]
-        finished = query(sqlite_store(store), CHILDREN)
-        assert len(finished) == 6 and {s for s, *_ in finished} == {"FINISHED"}  # none RUNNING
         again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
-                               timeout=600)  # fmt: skip
+                               timeout=1200)  # fmt: skip
         assert again.returncode == 0, again.stderr[-5000:]
-        assert "3 jobs" in again.stderr or "6 skipped" in again.stderr, again.stderr[-5000:]
+        assert f"{len(finished)} skipped" in again.stderr, again.stderr[-5000:]
     children = query(sqlite_store(store), CHILDREN)
     per_hash = Counter(h for _, _, h, *_ in children)
-    assert len(per_hash) == 9 and set(per_hash.values()) == {1}  # 0 lost, 0 duplicated
+    assert len(per_hash) == SLURM_CONFIGS and set(per_hash.values()) == {1}  # 0 lost, 0 dup.
     assert {status for status, *_ in children} == {"FINISHED"}
-    assert sorted(int(seed) for *_, seed, _ in children) == list(range(9))
-    report("Slurm, 9 configs in 3 chunks, one task killed, then resumed",
-           time.monotonic() - began, per_hash)  # fmt: skip
+    assert sorted(int(seed) for *_, seed, _ in children) == list(range(SLURM_CONFIGS))
+    report(f"Slurm, {SLURM_CONFIGS:,} configs in 5 array tasks, one killed with {missing} configs "
+           "unwritten, then resumed", time.monotonic() - began, per_hash)  # fmt: skip

@@ -59,6 +59,11 @@ def _ready() -> None:
     """A worker's first task: none (starting, it ran ``_init_worker``)."""
 
 
+# Runs a worker writes at once: a cluster task's chunk of 1,000 writes as it goes, so a task
+# killed midway loses at most this many measured runs, not its whole chunk's
+WRITE_BATCH = 64
+
+
 def _run_in_worker(chunk: list[tuple[list[str], int]], sweep: dict[str, Any]) -> list[JobReturn]:
     """Run a chunk of jobs (override list, number) one after another; their returns."""
     from lincls import sweeps
@@ -68,15 +73,19 @@ def _run_in_worker(chunk: list[tuple[list[str], int]], sweep: dict[str, Any]) ->
         os.environ[sweeps.SWEEP_ENV] = sweep["record"]
     sweeps.POOLED, sweeps.DEFERRED = sweep["pooled"], sweep["defer"]
     sweeps.BATCHED = sweep.get("batched", False)
-    returns = []
+    returns: list[JobReturn] = []
+    written = 0
     for overrides, idx in chunk:
         ret = _WORKER["run"](_WORKER["composer"], _WORKER["task_function"], overrides, idx)
         if ret.status == JobStatus.FAILED and not _picklable(ret._return_value):
             ret.return_value = RuntimeError(repr(ret._return_value))
         ret.cfg = None  # the parent has no use for it; keep the reply small
         returns.append(ret)
+        if sweeps.BATCHED and len(returns) - written == WRITE_BATCH:
+            _write_chunk(returns[written:])
+            written = len(returns)
     if sweeps.BATCHED:
-        _write_chunk(returns)
+        _write_chunk(returns[written:])
     return returns
 
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 
 from clusters import Unavailable, free_ports, is_root, short_tmpdir, start, stop, wait_until, which
 
+# KillWait: a cancelled task gets SIGTERM, which submitit's job ignores, and SIGKILL KillWait
+# seconds later (30 by default: a task then often finishes its chunk first); here it dies at once.
 CONF = """\
 ClusterName=lincls
 SlurmctldHost={node}(127.0.0.1)
@@ -46,6 +48,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 ReturnToService=2
+KillWait=2
 MinJobAge=3600
 NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
 PartitionName=lincls Nodes={node} Default=YES MaxTime=INFINITE State=UP
@@ -166,10 +169,21 @@ def array_tasks(env: dict) -> list[dict[str, str]]:
     return tasks
 
 
+def task_count(tasks: list[dict[str, str]]) -> int:
+    """How many array tasks ``array_tasks`` lists: Slurm shows the pending ones of an array job
+    as one row (``ArrayTaskId=2-4%5``: tasks 2 to 4, at most 5 at once)."""
+    total = 0
+    for task in tasks:
+        for part in task["ArrayTaskId"].split("%")[0].split(","):
+            first, _, last = part.partition("-")
+            total += int(last or first) - int(first) + 1
+    return total
+
+
 def cancel(env: dict, array_job: str, task: str) -> None:
     """Kill array task ``task`` of ``array_job`` as a pre-empting scheduler would (SIGKILL)."""
     subprocess.run(
-        [which("scancel"), "--signal=KILL", f"{array_job}_{task}"],
+        [which("scancel"), "--full", "--signal=KILL", f"{array_job}_{task}"],
         env=env,
         timeout=30,
         check=True,
