@@ -18,6 +18,7 @@ import fcntl
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import socket
 import sqlite3
@@ -90,6 +91,19 @@ def sweep_command(args: list[str], tmp: Path, name: str) -> list[str]:
     return [sys.executable, "-m", "lincls.experiments.run", "-m", *args, *SMALL,
             f"hydra.sweep.dir={tmp / name}",
             f"certificates.cache_dir={tmp / 'certificates'}"]  # fmt: skip
+
+
+def documented_run(cluster: str) -> list[str]:
+    """The ``lincls run`` command the scale-out page shows for ``cluster`` ("Slurm", "Ray"), its
+    arguments after ``lincls`` as a user types them: the tests run it, placeholders filled."""
+    from _docs_examples import blocks
+
+    for block in blocks(ROOT / "docs" / "howto" / "scale-out.md"):
+        if block.skip and f"needs a {cluster} cluster" in block.skip:
+            for line in block.text.replace("\\\n", " ").splitlines():
+                if line.startswith("$ lincls run "):
+                    return shlex.split(line[2:], comments=True)[1:]
+    raise AssertionError(f"the scale-out page shows no `lincls run` on {cluster}")
 
 
 def cli_env(**extra: str) -> dict:
@@ -279,12 +293,13 @@ def test_lincls_ray_runs_20000_configs_into_postgresql_and_a_removed_node_loses_
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (the `ray` and `postgres` extras)")
     began = time.monotonic()
-    overrides = ["study=rayc", "learner.lr=1.0", f"seed=range(0,{RAY_CONFIGS})", *SMALL,
-                 f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    typed = documented_run("Ray")  # the scale-out page's command, the cluster's address in it
+    assert f"seed=range(0,{RAY_CONFIGS})" in typed and "hydra/launcher=lincls_ray" in typed, typed
+    overrides = [*typed, "study=rayc", *SMALL[1:], f"hydra.sweep.dir={tmp_path / 'sweep'}",
                  f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
     result = tmp_path / "result.json"
     command = [sys.executable, "-m", "clusters.ray_sweep", str(result), "--nodes", "3",
-               "--launcher", "lincls_ray", "--remove-node-at", "8000", "--postgres", "--again",
+               "--command", "--remove-node-at", "8000", "--postgres", "--again",
                "--", *overrides]  # fmt: skip
     done = subprocess.run(in_own_network(command), cwd=tmp_path, env=cli_env(),
                           capture_output=True, text=True, timeout=2300)  # fmt: skip
@@ -356,15 +371,21 @@ def test_lincls_slurm_runs_5000_configs_as_array_tasks_and_a_killed_task_loses_n
     and the cluster's CPUs (5 array tasks of 1,000). One task killed while it runs: the sweep
     names the configs it had not written as not run and exits 1; the same command again runs
     exactly those (each config FINISHED once, counted in the store by config hash)."""
+    psycopg = pytest.importorskip("psycopg", reason="the `postgres` extra is not installed")
+    from clusters.postgres import postgres_server
     from clusters.slurm import array_tasks, cancel, slurm_cluster, task_count
 
     began = time.monotonic()
-    store = tmp_path / "mlflow.db"
-    args = ["hydra/launcher=lincls_slurm", "hydra.launcher.timeout_min=20",
-            "hydra.launcher.cpus_per_task=1", "study=chunks", "learner.lr=1.0",
-            f"seed=range(0,{SLURM_CONFIGS})", f"tracking.uri=sqlite:///{store}"]  # fmt: skip
-    command = sweep_command(args, tmp_path, "sweep")
+    typed = documented_run("Slurm")  # the scale-out page's command, on this cluster's partition
+    assert f"seed=range(0,{SLURM_CONFIGS})" in typed and "hydra/launcher=lincls_slurm" in typed
     with ExitStack() as stack:
+        db = enter(stack, postgres_server())
+        store = lambda: psycopg.connect(db)  # noqa: E731
+        filled = [f"tracking.uri={db}" if arg.startswith("tracking.uri=") else
+                  arg.replace("partition=cpu", "partition=lincls") for arg in typed]  # fmt: skip
+        command = [sys.executable, "-m", "lincls.experiments.cli", *filled, "study=chunks",
+                   *SMALL[1:], f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                   f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
         slurm_env = enter(stack, slurm_cluster())
         env = cli_env(SLURM_CONF=slurm_env["SLURM_CONF"])
         log = stack.enter_context(open(tmp_path / "sweep.log", "w"))
@@ -380,7 +401,7 @@ def test_lincls_slurm_runs_5000_configs_as_array_tasks_and_a_killed_task_loses_n
             assert running, "no array task ran"
             assert task_count(array_tasks(slurm_env)) == 5  # 5,000 configs, 1,000 a task
             # both running tasks have written batches of their runs: the killed one's are kept
-            while len(query(sqlite_store(store), FINISHED)) < 300 and sweep.poll() is None:
+            while len(query(store, FINISHED)) < 300 and sweep.poll() is None:
                 time.sleep(0.5)
             killed = running[0]
             cancel(slurm_env, killed["ArrayJobId"], killed["ArrayTaskId"])
@@ -392,7 +413,7 @@ def test_lincls_slurm_runs_5000_configs_as_array_tasks_and_a_killed_task_loses_n
         assert sweep.returncode == 1, stderr[-5000:]
         task = f"Slurm task {killed['ArrayJobId']}_{killed['ArrayTaskId']}"
         assert task in stderr, stderr[-5000:]
-        finished = query(sqlite_store(store), CHILDREN)
+        finished = query(store, CHILDREN)
         assert {s for s, *_ in finished} == {"FINISHED"}  # none left RUNNING
         missing = SLURM_CONFIGS - len(finished)
         assert 0 < missing < 1000, stderr[-5000:]  # the killed task's chunk, less what it wrote
@@ -403,7 +424,7 @@ def test_lincls_slurm_runs_5000_configs_as_array_tasks_and_a_killed_task_loses_n
                                timeout=1200)  # fmt: skip
         assert again.returncode == 0, again.stderr[-5000:]
         assert f"{len(finished)} skipped" in again.stderr, again.stderr[-5000:]
-    children = query(sqlite_store(store), CHILDREN)
+        children = query(store, CHILDREN)
     per_hash = Counter(h for _, _, h, *_ in children)
     assert len(per_hash) == SLURM_CONFIGS and set(per_hash.values()) == {1}  # 0 lost, 0 dup.
     assert {status for status, *_ in children} == {"FINISHED"}

@@ -1,19 +1,19 @@
 """Start a Ray cluster, run sweeps through a Ray launcher on it, stop it.
 
-    python -m clusters.ray_sweep RESULT.json [--nodes N] [--launcher NAME]
+    python -m clusters.ray_sweep RESULT.json [--nodes N] [--launcher NAME | --command]
         [--remove-node-at RUNS] [--store DB | --postgres] [--again] -- OVERRIDES...
 
 runs ``lincls run -m hydra/launcher=NAME`` (default ``ray``, Hydra's) with the cluster's address
-and the given overrides, and writes the sweep's exit code, output and the cluster's alive nodes
-to RESULT.json. ``--postgres``: the sweep's store is a PostgreSQL server started here, in the same
-network (``tracking.uri`` is set to it), and RESULT.json gets each child run's status and config
-hash read back from it. ``--remove-node-at RUNS``: once the store (that server, or the SQLite
-file DB) holds RUNS finished runs, the last worker node is stopped (its raylet and workers gone)
-while the sweep goes on. ``--again``: the same command is run a second time on the nodes left (a
-resume). The test runs it in a
-network namespace of its own with only a loopback interface (``unshare --net``, as root), so Ray,
-which takes a node's address from the route to the outside, finds 127.0.0.1 and every process of
-the cluster talks over it.
+and the given overrides (``--command``: OVERRIDES are a whole ``lincls`` command line, as the docs
+show it, its ``HEAD:6379`` the cluster's address and its PostgreSQL URI the server's), and writes
+the sweep's exit code, output and the cluster's alive nodes to RESULT.json. ``--postgres``: the
+sweep's store is a PostgreSQL server started here, in the same network, and RESULT.json gets each
+child run's status and config hash read back from it. ``--remove-node-at RUNS``: once the store
+(that server, or the SQLite file DB) holds RUNS finished runs, the last worker node is stopped
+(its raylet and workers gone) while the sweep goes on. ``--again``: the same command is run a
+second time on the nodes left (a resume). The test runs it in a network namespace of its own with
+only a loopback interface (``unshare --net``, as root), so Ray, which takes a node's address from
+the route to the outside, finds 127.0.0.1 and every process of the cluster talks over it.
 """
 
 from __future__ import annotations
@@ -64,12 +64,21 @@ def _finished_counter(args: argparse.Namespace, uri: str | None) -> Callable[[],
     return lambda: (_postgres_rows(uri, FINISHED) or [(0,)])[0][0]
 
 
+def _filled(arg: str, address: str, uri: str | None) -> str:
+    """A documented command's argument with its placeholders filled: the head's address, and the
+    store this cluster writes to."""
+    if arg.startswith("tracking.uri=postgresql://") and uri is not None:
+        return f"tracking.uri={uri}"
+    return arg.replace("HEAD:6379", address)
+
+
 def main(argv: list[str]) -> int:
     cut = argv.index("--")
     parser = argparse.ArgumentParser()
     parser.add_argument("result", type=Path)
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--launcher", default="ray")
+    parser.add_argument("--command", action="store_true")
     parser.add_argument("--remove-node-at", type=int, default=0)
     parser.add_argument("--store", type=Path)
     parser.add_argument("--postgres", action="store_true")
@@ -85,14 +94,21 @@ def main(argv: list[str]) -> int:
             from clusters.postgres import postgres_server
 
             uri = stack.enter_context(postgres_server())
-            overrides.append(f"tracking.uri={uri}")
+            if not args.command:
+                overrides.append(f"tracking.uri={uri}")
         address = stack.enter_context(ray_cluster(nodes=args.nodes, processes=processes))
         started = time.monotonic() - began
         result.update(address=address, nodes=alive_nodes(address, ray_env()),
                       start_seconds=started)  # fmt: skip
-        command = [sys.executable, "-m", "lincls.experiments.run", "-m",
-                   f"hydra/launcher={args.launcher}", f"hydra.launcher.ray.init.address={address}",
-                   "+hydra.launcher.ray.init.object_store_memory=null", *overrides]  # fmt: skip
+        if args.command:
+            filled = [_filled(arg, address, uri) for arg in overrides]
+            command = [sys.executable, "-m", "lincls.experiments.cli", *filled]
+        else:
+            command = [sys.executable, "-m", "lincls.experiments.run", "-m",
+                       f"hydra/launcher={args.launcher}",
+                       f"hydra.launcher.ray.init.address={address}",
+                       "+hydra.launcher.ray.init.object_store_memory=null", *overrides]  # fmt: skip
+        result["command"] = command
         for attempt in range(2 if args.again else 1):
             begun = time.monotonic()
             # its output to a file: a pipe unread while the store is watched could fill and stall it
