@@ -416,7 +416,9 @@ def test_lincls_slurm_runs_5000_configs_as_array_tasks_and_a_killed_task_loses_n
         finished = query(store, CHILDREN)
         assert {s for s, *_ in finished} == {"FINISHED"}  # none left RUNNING
         missing = SLURM_CONFIGS - len(finished)
-        assert 0 < missing < 1000, stderr[-5000:]  # the killed task's chunk, less what it wrote
+        # the killed task's chunk less the batches it wrote (all of it if, on a loaded machine,
+        # the 300 runs came from the other task before it wrote one: batches are unit-tested)
+        assert 0 < missing <= 1000, stderr[-5000:]
         assert f"{missing} of {SLURM_CONFIGS} configs have no FINISHED run" in stderr, stderr[
             -5000:
         ]
