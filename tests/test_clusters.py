@@ -295,13 +295,12 @@ def test_lincls_ray_runs_20000_configs_into_postgresql_and_a_removed_node_loses_
     began = time.monotonic()
     typed = documented_run("Ray")  # the scale-out page's command, the cluster's address in it
     assert f"seed=range(0,{RAY_CONFIGS})" in typed and "hydra/launcher=lincls_ray" in typed, typed
-    overrides = [*typed, "study=rayc", *SMALL[1:], f"hydra.sweep.dir={tmp_path / 'sweep'}",
-                 f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
+    home = tmp_path / "results"  # the sweep's folders and certificate cache, as a user's
     result = tmp_path / "result.json"
     command = [sys.executable, "-m", "clusters.ray_sweep", str(result), "--nodes", "3",
                "--command", "--remove-node-at", "8000", "--postgres", "--again",
-               "--", *overrides]  # fmt: skip
-    done = subprocess.run(in_own_network(command), cwd=tmp_path, env=cli_env(),
+               "--", *typed]  # fmt: skip
+    done = subprocess.run(in_own_network(command), cwd=tmp_path, env=cli_env(LINCLS_HOME=str(home)),
                           capture_output=True, text=True, timeout=2300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-10000:]
     outcome = json.loads(result.read_text())
@@ -383,11 +382,9 @@ def test_lincls_slurm_runs_5000_configs_as_array_tasks_and_a_killed_task_loses_n
         store = lambda: psycopg.connect(db)  # noqa: E731
         filled = [f"tracking.uri={db}" if arg.startswith("tracking.uri=") else
                   arg.replace("partition=cpu", "partition=lincls") for arg in typed]  # fmt: skip
-        command = [sys.executable, "-m", "lincls.experiments.cli", *filled, "study=chunks",
-                   *SMALL[1:], f"hydra.sweep.dir={tmp_path / 'sweep'}",
-                   f"certificates.cache_dir={tmp_path / 'certificates'}"]  # fmt: skip
+        command = [sys.executable, "-m", "lincls.experiments.cli", *filled]
         slurm_env = enter(stack, slurm_cluster())
-        env = cli_env(SLURM_CONF=slurm_env["SLURM_CONF"])
+        env = cli_env(SLURM_CONF=slurm_env["SLURM_CONF"], LINCLS_HOME=str(tmp_path / "results"))
         log = stack.enter_context(open(tmp_path / "sweep.log", "w"))
         sweep = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                  stderr=log)  # fmt: skip
