@@ -42,11 +42,6 @@ def _span(folder: Path) -> float:
     return float(seconds)
 
 
-def _env(**extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "RAY_ADDRESS")}
-    return {**env, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), **extra}
-
-
 def _sweep(args: list[str], cwd: Path, env: dict) -> None:
     command = [sys.executable, "-m", "lincls.experiments.run", "-m", *args]
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
@@ -58,26 +53,26 @@ def run(quick: bool = False) -> list[Row]:
     """The clusters section: Slurm's and Ray's sweep against the local pool's."""
     sys.path.insert(0, str(ROOT / "tests"))
     from clusters.slurm import slurm_cluster
-    from test_clusters import in_own_network
+    from test_clusters import cli_env, in_own_network
 
     configs = 40 if quick else CONFIGS
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         local = root / "local"
-        _sweep([*_args(local, configs), "hydra.launcher.n_jobs=2"], root, _env())
+        _sweep([*_args(local, configs), "hydra.launcher.n_jobs=2"], root, cli_env())
         pool = _span(local)
         slurm = root / "slurm"
         with slurm_cluster() as env:
             _sweep([*_args(slurm, configs), "hydra/launcher=lincls_slurm",
                     "hydra.launcher.cpus_per_task=1", "hydra.launcher.timeout_min=30"], root,
-                   _env(SLURM_CONF=env["SLURM_CONF"]))  # fmt: skip
+                   cli_env(SLURM_CONF=env["SLURM_CONF"]))  # fmt: skip
         ray = root / "ray"
         args = _args(ray, configs)
         result = root / "ray.json"
         command = [sys.executable, "-m", "clusters.ray_sweep", str(result), "--nodes", "2",
                    "--launcher", "lincls_ray", "--", *args]  # fmt: skip
-        subprocess.run(in_own_network(command), cwd=root, env=_env(), check=True,
+        subprocess.run(in_own_network(command), cwd=root, env=cli_env(), check=True,
                        capture_output=True)  # fmt: skip
         outcome = json.loads(result.read_text())
         if outcome["returncode"] != 0:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import socket
 import subprocess
 import sys
 import tempfile
@@ -69,12 +68,6 @@ while time.time() < deadline:
         written += 1
 print(json.dumps({"runs": written, "seconds": time.time() - start}))
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _writers(uri: str, templates: Path, count: int, seconds: float, offset: int) -> float:
@@ -145,6 +138,7 @@ def run(quick: bool = False) -> list[Row]:
     from lincls.experiments.benchmarks.sweep import as_logged
 
     sys.path.insert(0, str(ROOT / "tests"))  # the cluster tests' PostgreSQL server
+    from clusters import free_port
     from clusters.postgres import postgres_server
 
     writers = (1, 2) if quick else WRITERS
@@ -179,7 +173,7 @@ def run(quick: bool = False) -> list[Row]:
                                 f"{rate:.0f} runs/s sustained over {seconds:.0f} s; the database "
                                 f"{(size - empty) / runs / 1e3:.1f} KB a run ({runs} runs); load "
                                 f"{os.getloadavg()[0]:.1f}"))  # fmt: skip
-            port = _free_port()
+            port = free_port()
             server = _server(uri, port, root / "server.log")
             try:
                 for count in writers:
