@@ -97,7 +97,7 @@ second_order: $(TEST_STAMP)
 ## test: lint, format check, the docs and the whole suite on every core (the cluster tests one at a
 ## time); the property checks on 10,000-instance studies are `make bench`'s (section studies)
 test: $(TEST_STAMP) system lint docs
-	$(PY) -m pytest -q -n auto --dist loadgroup -m "not study" --durations=25
+	$(PY) -m pytest -q -n auto -m "not study" --durations=25
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check .

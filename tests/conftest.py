@@ -24,6 +24,25 @@ register_configs()
 # Every `mlflow server` a test starts (and a `make server` it runs) inherits this: without it
 # MLflow starts a job runner of ~8 huey consumers (~250 MB each) beside a server that runs no jobs.
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
+# Test files whose tests must share one xdist worker, one at a time: the cluster tests (each
+# starts a cluster that takes both cores), the browser's and the wheel's (one build, one browser).
+TOGETHER = ("tests/test_clusters.py", "tests/test_browser.py", "tests/test_wheel.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduler with each file of ``TOGETHER`` one scope and every other test its
+    own. xdist's ``loadgroup`` cannot do it under pytest 9 (it renames a test's node id, which
+    pytest 9 derives anew), and a lock alone leaves the other worker idle while it waits."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TogetherScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path in TOGETHER else nodeid
+
+    return TogetherScheduling(config, log)
+
+
 _STORE_VARIABLES = ("MLFLOW_TRACKING_URI", "MLFLOW_REGISTRY_URI")
 _STORE_AT_START = {name: os.environ.get(name) for name in _STORE_VARIABLES}
 

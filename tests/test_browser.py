@@ -29,7 +29,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.xdist_group("browser"),
     pytest.mark.skipif(
         CHROMIUM is None or DRIVER is None,
         reason="needs Debian's chromium and chromium-driver (make system installs them as root)",

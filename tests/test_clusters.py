@@ -6,10 +6,9 @@ into PostgreSQL on three nodes, 5,000 through ``lincls_slurm`` as array tasks.
 
 Every count is read back from the store itself, in SQL: FINISHED child runs grouped by the
 config-hash tag, so a lost config is a missing hash and a duplicated one a count above 1. The
-tests never run at the same time on a small machine: they share one xdist group (``make
-test`` runs ``--dist loadgroup``) and hold one file lock, because pytest-xdist 3.8 cannot group
-tests under pytest 9.2 (it renames a test's node id, which pytest 9 derives anew). Each is bounded
-by pytest-timeout.
+tests never run at the same time on a small machine: the suite's scheduler gives this whole file
+to one xdist worker (``TOGETHER`` in ``conftest.py``), and each holds one file lock besides (for
+any other way of running them). Each is bounded by pytest-timeout.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ from conftest import ROOT
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.xdist_group("clusters"),
     pytest.mark.usefixtures("one_cluster_at_a_time"),
 ]
 

@@ -203,7 +203,6 @@ def venv(wheel, tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("wheel")
 def test_the_wheel_holds_the_packages_configs_and_license(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     dist_info = f"lincls-{VERSION}.dist-info"
@@ -264,7 +263,6 @@ def swept(venv, tmp_path_factory) -> tuple[Path, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("wheel")
 def test_installed_lincls_sweeps_and_reports_where_it_runs(venv, swept):
     work, out = swept
     assert check([venv / "lincls", "--version"], cwd=work).strip() == f"lincls {VERSION}"
@@ -286,7 +284,6 @@ def test_installed_lincls_sweeps_and_reports_where_it_runs(venv, swept):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("wheel")
 def test_installed_lincls_logs_to_lincls_home(venv, tmp_path):
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
@@ -334,7 +331,6 @@ print(json.dumps({
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("wheel")
 def test_installed_package_imports_nothing_from_the_checkout(venv, tmp_path):
     site = json.loads(check([venv / "python", "-c", IMPORTS], cwd=tmp_path))
     prefix = str(venv.parent)
@@ -376,7 +372,6 @@ print(json.dumps({
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("wheel")
 def test_installed_python_api_matches_the_cli(venv, swept):
     work, _ = swept
     got = json.loads(check([venv / "python", "-c", API % STUDY], cwd=work).splitlines()[-1])
