@@ -45,6 +45,7 @@ from lincls.bounds import REGISTRY, holds, plugin_bounds
 from lincls.config.run import SEED_MAX, RunConfig, check_writable
 from lincls.errors import LinclsInputError, check_number
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
+from lincls.experiments.expectation import check_expectations, expectation_bounds
 from lincls.games._play import check_online
 from lincls.registry import build_learner, learners
 from lincls.search import Target, replay_overrides, to_csv
@@ -263,6 +264,7 @@ def _options(args: argparse.Namespace) -> None:
     """Refuse an option out of its range, naming it (``LinclsInputError``); nothing is made."""
     check_number("--instances", args.instances, low=0, integer=True)
     check_number("--seconds", args.seconds, low=0)
+    check_number("--samples", args.samples, low=1, integer=True)
     last = SEED_MAX - max(int(args.instances) - 1, 0)
     why = f"instance k takes seed + k (k < {args.instances}), and a seed is at most {SEED_MAX}"
     check_number("--seed", args.seed, low=0, high=last, integer=True, why=why)
@@ -278,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--instances", type=_number, default=60, help="random instances")
     parser.add_argument("--seconds", type=_number, default=10.0, help="per search")
     parser.add_argument("--seed", type=_number, default=0)
+    parser.add_argument("--samples", type=_number, default=2000,
+                        help="samples of an expectation bound's statistical check")  # fmt: skip
     parser.add_argument("--out", help="where reproducers go (default: a new temporary folder)")
     args = parser.parse_args(argv)
     bound = [a for a in args.rest if "=" not in a]
@@ -292,8 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     referee = Referee(bound or None, None if args.out is None else Path(args.out))
-    given = {a.partition("=")[0][len("learner.") :] for a in args.rest if "=" in a}
-    searched = bound or searched_bounds(learner)
+    given_options = [a for a in args.rest if "=" in a]
+    given = {a.partition("=")[0][len("learner.") :] for a in given_options}
+    expected = expectation_bounds(bound)
+    searched = [b for b in bound if b not in expected] if bound else searched_bounds(learner)
     options = {name: learner_for(name, learner, given) for name in searched}
     # the given options first, unless one bound is named: then only the options it needs
     variants = {_key(c): c for c in [*([] if bound else [learner]), *options.values()]}
@@ -333,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = replay_overrides(target, "{path}")
         where = f"{found.method} search ({found.seconds:.1f} s, {found.evaluations} runs)"
         referee.record(where, found.scored.metrics, found.X, found.y, command, certificate)
+    # an expectation bound: a statistical check over many samples (lincls.experiments.expectation)
+    expectations = check_expectations(learner, expected, int(args.samples), int(args.seed))
     saved = f"; reproducers in {referee.out}" if referee.violations else ""
     count = len(searched) - len(unsearched)
     sets = f" with {len(variants)} sets of learner options" if len(variants) > 1 else ""
@@ -349,6 +357,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, (ratio, where) in sorted(referee.largest.items()):
         shown = "vacuous" if ratio == -math.inf else f"{ratio:.4f}"
         print(f"  {name:<{width}} largest mistakes / bound {shown:>8}  on {where}")
+    for result in expectations:
+        print(f"  {result.line()}")
+        if result.violated:  # its reproducer: the same check, the same samples
+            replay = " ".join(["lincls check", args.learner, result.name, *given_options,
+                               f"--samples {args.samples}", f"--seed {args.seed}"])  # fmt: skip
+            referee.violations[result.name] = f"{result.line()}\n  replay:   {replay}"
     if referee.violations:
         print("VIOLATED:")
         print("\n".join(referee.violations.values()))
