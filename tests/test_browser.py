@@ -338,8 +338,9 @@ def test_a_run_s_figure_is_on_its_page_and_in_its_artifacts(ui):
         lambda: driver.execute_script(
             "return Array.from(document.images).filter(i => i.src.includes('"
             + FIGURE_FILE
-            + "') || i.src.startsWith('blob:')).map(i => i.naturalWidth)"
-        ),
+            + "') || i.src.startsWith('blob:')).filter(i => i.complete && i.naturalWidth > 0)"
+            ".map(i => i.naturalWidth)"
+        ),  # an image still loading has width 0: wait for it, on a loaded machine too
         "the figure drawn",
     )
     assert max(widths) == WIDTH

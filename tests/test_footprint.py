@@ -162,6 +162,9 @@ def observed(tmp_path_factory, _migrated_store) -> dict[str, Any]:
     return found
 
 
+FINGERPRINT = "dataset.fingerprint"
+
+
 def same(ours: Any, golden: Any, where: str) -> list[str]:
     """Where two observed values differ (floats within ``RELATIVE``)."""
     if isinstance(golden, dict) and isinstance(ours, dict):
@@ -181,6 +184,10 @@ def same(ours: Any, golden: Any, where: str) -> list[str]:
             if ours == pytest.approx(golden, rel=RELATIVE, abs=1e-12)
             else [f"{where}: {ours!r}, {golden!r} before"]
         )
+    if where.endswith(FINGERPRINT) and isinstance(golden, str):
+        # a hash of the generated floats' bytes: generators use BLAS, whose last bits differ by
+        # processor (the values are compared above within RELATIVE); only its form is held
+        return [] if re.fullmatch(r"[0-9a-f]{16}", str(ours)) else [f"{where}: {ours!r}"]
     return [] if ours == golden else [f"{where}: {ours!r}, {golden!r} before"]
 
 

@@ -12,6 +12,7 @@ from lincls.games.ratios import (
     alma_orthogonal,
     cw_orthogonal,
     forgetron_orthogonal,
+    projectron_plus_orthogonal,
     scw1_orthogonal,
 )
 
@@ -76,3 +77,16 @@ def test_the_forgetron_on_the_orthogonal_game_is_a_half_where_the_theorem_reache
         assert ratio == pytest.approx(0.5, rel=1e-12) and form == 0.5
     else:  # U = 1.17 < √4: the comparator that makes every loss 0 is out of the theorem's reach
         assert math.isnan(form) and (vacuous or ratio < 0.5)
+
+
+@pytest.mark.parametrize(("eta", "margin"), [(1e-6, 0.5), (1e-3, 0.5), (1e-4, 0.1)])
+@pytest.mark.parametrize("rule", ["dogma", "paper"])
+def test_projectron_plus_on_the_orthogonal_game_tends_to_one_as_eta_tends_to_zero(
+    eta, margin, rule
+):
+    learner = {"name": "projectron", "plus": True, "bias": "none", "margin_rule": rule, "eta": eta}
+    bound = "projectron_plus_paper" if rule == "paper" else "projectron_plus"
+    mistakes, ratio, vacuous = logged(learner, bound, margin, 1.0, 3)
+    assert not vacuous
+    form = projectron_plus_orthogonal(eta, int(mistakes), paper=rule == "paper")
+    assert ratio == pytest.approx(form, rel=1e-9) and ratio < 1.0

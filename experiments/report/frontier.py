@@ -61,6 +61,14 @@ ATTAINABLE = {
         "orthogonal game, α = 1: N/(2N + 4), → ½ as N = ⌊(R/γ)²⌋ grows; at most ½ on this "
         "game, more is unknown",
     ),
+    "projectron_plus": (
+        "→ 1",
+        "orthogonal game, R = 1, no bias: 1 − 2√(ηN), → 1 as η → 0 (attained in the limit)",
+    ),
+    "projectron_plus_paper": (
+        "→ 1",
+        "orthogonal game, R = 1, no bias: (1 − √(ηN))², → 1 as η → 0 (attained in the limit)",
+    ),
     "forgetron": (
         "≥ ½",
         "orthogonal game, R = 1, N = (1/γ)² ≤ B, √N ≤ U: ½ exactly; at most ½ on this game, "

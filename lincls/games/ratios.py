@@ -35,6 +35,16 @@ it counts, least at a_j = 1 (its slope there from the left, 4 − 4P_j, is ≤ 0
 which the theorem allows when √N ≤ U = ¼√((B + 1)/ln(B + 1)). So the ratio is **½** wherever
 (1/γ)² = N is an integer, N ≤ B and √N ≤ U, under either reading of which rounds the loss sums
 over; where U < √N it is less. The game gives ½, no more.
+
+**Projectron++** (linear kernel, R = 1, η > 0 small). Each x_k is orthogonal to every stored
+vector, at distance 1 > η from their span, so it is stored, not projected; after the first pass
+f(x_k) = y_k, and no later round is a mistake or a margin step (U = 0, B = 0). At the comparator
+v = u/γ (‖v‖² = N, every loss 0; the logged scan includes it), lincls's bound for DOGMA's rule,
+‖v‖²/(2 − 2√η‖v‖ − R'²), is N/(1 − 2√(ηN)), and Theorem 4's, ‖g‖²/a² with a = 1 − √η‖g‖ (its
+η_p = √η), is N/(1 − √(ηN))². The ratios **1 − 2√(ηN)** and **(1 − √(ηN))²** tend to 1 as
+η → 0: attained in the limit. (Where the scan finds a smaller value at another scale the logged
+ratio is larger; for 3 passes and √(ηN) ≤ ¼ the value at u/γ is the least, its derivative in the
+scale being negative below it and the losses 0 above.)
 """
 
 from __future__ import annotations
@@ -74,3 +84,11 @@ def forgetron_orthogonal(rounds: int, budget: int) -> float:
     linear kernel, no bias: ½ when N ≤ B and √N ≤ U (module docstring); NaN outside that case."""
     cap = 0.25 * math.sqrt((budget + 1) / math.log(budget + 1))
     return 0.5 if rounds <= budget and math.sqrt(rounds) <= cap else float("nan")
+
+
+def projectron_plus_orthogonal(eta: float, rounds: int, paper: bool = False) -> float:
+    """Projectron++'s mistakes / bound on the orthogonal game of radius 1 and N rounds, linear
+    kernel, no bias: 1 − 2√(ηN) for lincls's bound of DOGMA's rule, (1 − √(ηN))² for Theorem 4
+    (``paper``) (module docstring)."""
+    root = math.sqrt(eta * rounds)
+    return (1.0 - root) ** 2 if paper else 1.0 - 2.0 * root
