@@ -22,6 +22,10 @@ once for each distinct set of options, and a bound's search uses its own. An opt
 explicitly is kept, so a bound it rules out is reported as not reached. Nothing is written
 unless a bound is violated: no certificate cache (each instance is fitted afresh), and the
 reproducers' folder (``--out``, else a new temporary folder) only made for the first one.
+
+An expectation bound (kind ``test_error``: ``voted_fs99``, or a plugin's) is checked
+statistically over ``--samples`` i.i.d. samples (``lincls.experiments.expectation``); its
+verdict states its confidence, and its reproducer is the same check with the same seed.
 """
 
 from __future__ import annotations
