@@ -38,13 +38,15 @@ def test_each_verdict():
         run("winnow2", 0.73, "search", "winnow", alpha="1.5", threshold=None),
         run("winnow1", 0.8, "search", "winnow", alpha="2.0", threshold="2.0"),
         run("pa1", 0.99, "search", "passive_aggressive", C="1.0"),
+        run("margin_perceptron", 0.3, "separable", "margin_perceptron", tau="1.0"),
     )
     table = frontier_table(frame).set_index("theorem")
     verdicts = table["verdict"].to_dict()
     assert verdicts["novikoff"] == "attained"
     # 1 to rounding, but the closed form is below 1 at every η: attained only in the limit
     assert verdicts["cw"] == "attained in the limit (best run 1)"
-    assert verdicts["alma"] == "the game gives ½; searched best 0.497"
+    assert verdicts["alma"] == "the game gives ½; best run 0.497"
+    assert verdicts["margin_perceptron"] == "best run 0.300 (no search or game ran)"
     assert verdicts["winnow2"] == "looks loose by ×1.11 (domain searched)"
     assert table.loc["winnow2", "loose by"] == 1 / 0.9
     # one value of α and θ: not the domain, so not loose, however low

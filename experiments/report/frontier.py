@@ -205,7 +205,8 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
         largest = row["largest"]
         loose = domain and 0 < largest < MET and not _capped_by_a_game(row["attainable"])
         row["loose by"] = 1.0 / largest if loose else float("nan")
-        row["verdict"] = _verdict(row, domain)
+        tried = (logged & kinds.isin([KINDS[2], SEARCHED])).any()  # a game or a search ran
+        row["verdict"] = _verdict(row, domain, bool(tried))
         rows.append(row)
     columns = ["theorem", "runs", *KINDS, "largest", "reached on", "attainable", "attained on",
                "loose by", "searched over", "verdict"]  # fmt: skip
@@ -249,10 +250,10 @@ def _capped_by_a_game(attainable: str) -> bool:
     return attainable.startswith("≥")
 
 
-def _verdict(row: dict, domain: bool) -> str:
+def _verdict(row: dict, domain: bool, searched: bool) -> str:
     """attained (a run's ratio is exactly 1); attained in the limit (a closed form → 1, and a run
     within ``MET`` of it); at most the game's value; looks loose (domain searched, below
-    ``MET``); else the searched best."""
+    ``MET``); else the searched best, or the best of runs that searched nothing."""
     largest, attainable = row["largest"], str(row["attainable"])
     if pd.isna(largest):
         return "vacuous on every run"
@@ -261,9 +262,11 @@ def _verdict(row: dict, domain: bool) -> str:
     if largest == 1.0:
         return "attained"
     if _capped_by_a_game(attainable):
-        return f"the game gives {attainable[2:]}; searched best {_fmt(largest)}"
+        return f"the game gives {attainable[2:]}; best run {_fmt(largest)}"
     if not pd.isna(row["loose by"]):
         return f"looks loose by ×{row['loose by']:.3g} (domain searched)"
+    if not searched:
+        return f"best run {_fmt(largest)} (no search or game ran)"
     scope = "domain searched" if domain else "domain not searched"
     return f"searched best {_fmt(largest)} ({scope})"
 
