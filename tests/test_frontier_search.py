@@ -5,6 +5,7 @@ CLI, the report's "searched" column, and a run's saved instance replayed through
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import pandas as pd
@@ -154,3 +155,18 @@ def test_the_search_option_refuses_what_it_cannot_search():
     config = compose_config(["learner=arow", "dataset=search", "dataset.bound=novikoff"])
     with pytest.raises(LinclsInputError, match="novikoff is a bound of learner=perceptron"):
         measure(config)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bound", ["novikoff", "winnow2"])
+def test_the_report_s_replay_command_gives_the_best_run_again(swept, bound):
+    line = re.search(rf"^- {bound}: .*; its best: `lincls run (.*)`$", swept["text"], re.M)
+    assert line, swept["text"][-3000:]
+    best = _best_of(swept["runs"], bound)
+    config = compose_config(line[1].split())
+    config["certificates"]["cache_dir"] = str(swept["tmp"] / f"replay-best-{bound}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        outcome = measure(config)
+    assert outcome.metrics["mistakes"] == best["metrics.mistakes"]
+    assert outcome.metrics[f"bound_ratio.{bound}"] == best[f"metrics.bound_ratio.{bound}"]

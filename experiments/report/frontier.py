@@ -188,8 +188,10 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
                     row[kind] += _searched_by(frame, ratio[here].idxmax())
             else:
                 row[kind] = "vacuous"
+        row["replay"] = ""
         if ratio.notna().any():
             top = ratio.idxmax()
+            row["replay"] = replay_command(frame, top)
             row["largest"] = float(ratio[top])
             # the run's id: its config (every override) replays it
             row["reached on"] = f"{labels[top]} ({kinds[top]}, run {frame.loc[top, 'run_id']})"
@@ -209,7 +211,7 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
         row["verdict"] = _verdict(row, domain, bool(tried))
         rows.append(row)
     columns = ["theorem", "runs", *KINDS, "largest", "reached on", "attainable", "attained on",
-               "loose by", "searched over", "verdict"]  # fmt: skip
+               "loose by", "searched over", "verdict", "replay"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -235,6 +237,26 @@ def searched_over(
               f"{searches} search{'es' if searches != 1 else ''}"]  # fmt: skip
     domain = theorem in DOMAIN and all(n >= 2 for n in tried.values()) and games + searches > 0
     return "; ".join(parts), domain
+
+
+def replay_command(frame: pd.DataFrame, index) -> str:
+    """The ``lincls run`` command of the run at ``index``, from its logged config (its learner,
+    dataset, passes, seed and order): the same config gives the same run."""
+    words = ["lincls run"]
+    for group in ("learner", "dataset"):
+        name = column(frame, f"params.{group}.name")[index]
+        if pd.isna(name):
+            continue
+        words.append(f"{group}={name}")
+        for key in sorted(c for c in frame.columns if c.startswith(f"params.{group}.")):
+            value = frame.at[index, key]
+            if not key.endswith(".name") and not pd.isna(value):
+                words.append(f"{key[len('params.') :]}={value}")
+    for key in ("passes", "seed", "order"):
+        value = column(frame, f"params.{key}")[index]
+        if not pd.isna(value):
+            words.append(f"{key}={value}")
+    return " ".join(words)
 
 
 def _numeric_first(value: str) -> tuple[int, float, str]:
@@ -309,7 +331,8 @@ def frontier_section(frame: pd.DataFrame) -> str:
         cells = [row.theorem, str(row.runs), *row[2:6], row[7], row[8], row[9], row.verdict]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     lines += ["", "Searched, per theorem (the runs that logged it):", ""]
-    lines += [f"- {row.theorem}: {row[11]}" for row in table.itertuples(index=False)]
+    lines += [f"- {row.theorem}: {row[11]}" + (f"; its best: `{row.replay}`" if row.replay else "")
+              for row in table.itertuples(index=False)]  # fmt: skip
     loose = table[table["loose by"].notna()]
     if not loose.empty:
         lines += ["", f"Searched over the domain, and every instance tried stalls below {MET:g} "
