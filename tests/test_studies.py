@@ -28,7 +28,10 @@ EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible 
     "second_order": 12 * 5,  # learner options × datasets, 20 random orders each
     "fs99": 2 * 6 * 2,  # two image scalings × degrees 1–6 × (perceptrons, SVM)
     "kwa97": 2 * 7 * (3 + 2),  # 2 learners × 7 N × (3 random seeds + 2 adversaries)
-    "frontier": 22,  # one search run per bound the searches cover
+    # a search per bound the searches cover (Winnow's over α × θ: 4 each), and the games over
+    # each theorem's options: CW 8, SCW-I 12, SCW-II 18, ALMA 3, the Forgetron 6, R² bias 1,
+    # Projectron++ 4
+    "frontier": 80,
 }
 
 
