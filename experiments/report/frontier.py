@@ -173,6 +173,7 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
     (else NaN)."""
     kinds = instance_kinds(frame)
     labels = instance_labels(frame)
+    settings = learner_settings(frame)  # once for the frame: each theorem counts its own
     rows = []
     for theorem in [b for b in bound_names(frame) if b not in TIGHTEST]:
         logged = column(frame, f"metrics.bound.{theorem}").notna()
@@ -203,7 +204,7 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
             row["attainable"], row["attained on"] = "1", f"met by {row['reached on']}"
         else:
             row["attainable"], row["attained on"] = ATTAINABLE.get(theorem, ("unknown", UNKNOWN))
-        row["searched over"], domain = searched_over(frame, logged, kinds, theorem)
+        row["searched over"], domain = searched_over(frame, logged, kinds, settings, theorem)
         largest = row["largest"]
         loose = domain and 0 < largest < MET and not _capped_by_a_game(row["attainable"])
         row["loose by"] = 1.0 / largest if loose else float("nan")
@@ -215,15 +216,23 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def learner_settings(frame: pd.DataFrame) -> pd.Series:
+    """Each run's learner setting as a number: equal for runs with equal learner options."""
+    options = [c for c in frame.columns if c.startswith("params.learner.")]
+    if not options:
+        return pd.Series(0, index=frame.index)
+    return frame.groupby(options, dropna=False, sort=False).ngroup()
+
+
 def searched_over(
-    frame: pd.DataFrame, logged: pd.Series, kinds: pd.Series, theorem: str
+    frame: pd.DataFrame, logged: pd.Series, kinds: pd.Series, ids: pd.Series, theorem: str
 ) -> tuple[str, bool]:
-    """What the runs that logged ``theorem`` tried (learner settings, games, searches, and the
-    values of each option of its ``DOMAIN``), and whether that covers its domain: two values or
-    more of each option, and a search or a constructive game."""
+    """What the runs that logged ``theorem`` tried (learner settings, ``ids`` from
+    ``learner_settings``; games, searches, and the values of each option of its ``DOMAIN``), and
+    whether that covers its domain: two values or more of each option, and a search or a
+    constructive game."""
     here = frame.index[logged]
-    options = sorted(c for c in frame.columns if c.startswith("params.learner."))
-    settings = frame.loc[here, options].astype(str).drop_duplicates().shape[0] if options else 1
+    settings = int(ids[here].nunique())
     games = int((kinds[here] == KINDS[2]).sum())
     searches = int((kinds[here] == SEARCHED).sum())
     parts = [f"{settings} learner setting{'s' if settings != 1 else ''}"]
@@ -327,18 +336,20 @@ def frontier_section(frame: pd.DataFrame) -> str:
         "| reached on | provably attainable | attained on | verdict |",
         "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- |",
     ]
-    for row in table.itertuples(index=False):
-        cells = [row.theorem, str(row.runs), *row[2:6], row[7], row[8], row[9], row.verdict]
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    rows = table.to_dict("records")
+    shown = ["theorem", "runs", *KINDS, "reached on", "attainable", "attained on", "verdict"]
+    for row in rows:
+        lines.append("| " + " | ".join(str(row[c]) for c in shown) + " |")
     lines += ["", "Searched, per theorem (the runs that logged it):", ""]
-    lines += [f"- {row.theorem}: {row[11]}" + (f"; its best: `{row.replay}`" if row.replay else "")
-              for row in table.itertuples(index=False)]  # fmt: skip
-    loose = table[table["loose by"].notna()]
-    if not loose.empty:
+    for row in rows:
+        best = f"; its best: `{row['replay']}`" if row["replay"] else ""
+        lines.append(f"- {row['theorem']}: {row['searched over']}{best}")
+    loose = [row for row in rows if not pd.isna(row["loose by"])]
+    if loose:
         lines += ["", f"Searched over the domain, and every instance tried stalls below {MET:g} "
                   "(the searches did not find the worst case, or the theorem is loose there):",
                   ""]  # fmt: skip
-        for row in loose.itertuples(index=False):
-            lines.append(f"- {row.theorem} looks loose by ×{row[10]:.3g} (its best ratio "
-                         f"{row.largest:.4g}, on {row[7]})")  # fmt: skip
+        for row in loose:
+            lines.append(f"- {row['theorem']} looks loose by ×{row['loose by']:.3g} (its best "
+                         f"ratio {row['largest']:.4g}, on {row['reached on']})")  # fmt: skip
     return "\n".join(lines) + "\n"

@@ -52,6 +52,8 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+from lincls.bounds.forgetron import forgetron_norm_cap
+
 
 def phi_of(eta: float) -> float:
     """φ = Φ⁻¹(η), the confidence-weighted learners' margin factor."""
@@ -82,7 +84,7 @@ def alma_orthogonal(alpha: float, rounds: int) -> float:
 def forgetron_orthogonal(rounds: int, budget: int) -> float:
     """The Forgetron's mistakes / bound on the orthogonal game of radius 1 and N = (1/γ)² rounds,
     linear kernel, no bias: ½ when N ≤ B and √N ≤ U (module docstring); NaN outside that case."""
-    cap = 0.25 * math.sqrt((budget + 1) / math.log(budget + 1))
+    cap = forgetron_norm_cap(budget)
     return 0.5 if rounds <= budget and math.sqrt(rounds) <= cap else float("nan")
 
 
