@@ -32,17 +32,23 @@ def learner_labels(frame: pd.DataFrame) -> pd.Series:
     names = names.fillna("?").astype(str)
     tagged = column(frame, "tags.learner_label")
     base = tagged.astype(object).fillna(names).astype(str)  # an all-missing column is float
-    labels = base.copy()
+    labels = base.astype(object)
     prefix = "params.learner."
     params = [c for c in frame.columns if c.startswith(prefix) and c != f"{prefix}name"]
     for label, group in frame[params].groupby(base, sort=True):  # not every column: 0.1 s
         shown = {c for c in params if f"{c[len(prefix) :]}=" in label}
         varying = [c for c in params if c not in shown and group[c].nunique(dropna=False) > 1]
-        for index, row in group[varying].iterrows() if varying else ():
-            described = ", ".join(f"{c[len(prefix) :]}={row[c]}" for c in varying)
-            inner = label[:-1] + ", " if label.endswith(")") else label + " ("
-            labels.loc[index] = f"{inner}{described})"
-    return labels
+        if not varying:
+            continue
+        # a group's labels at once, column by column: setting them row by row copied the whole
+        # column each time (quadratic in the runs)
+        inner = label[:-1] + ", " if label.endswith(")") else label + " ("
+        described = pd.Series(inner, index=group.index, dtype=object)
+        for k, c in enumerate(varying):
+            values = group[c].astype(object).map(str)
+            described = described + ("" if k == 0 else ", ") + f"{c[len(prefix) :]}=" + values
+        labels.loc[group.index] = described + ")"
+    return labels.astype(str)
 
 
 def orders_of(frame: pd.DataFrame) -> pd.Series:
