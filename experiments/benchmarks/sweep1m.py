@@ -1,21 +1,24 @@
 """A million-config study on one machine, end to end (slow: hours; run when named).
 
-Each step is the command a user types, timed from its start to its exit, in a fresh home:
+Each step is the command a user types, timed from its start to its exit:
 
-1. ``lincls run -m study=sweep1m 'seed=range(0,N)' dataset.n=50 hydra.launcher.n_jobs=2``
-   (the default config otherwise: a dataset a seed, its SVM certificates and best comparators,
-   every bound); its runs per second, runs FINISHED, and the store's size: ``mlflow.db`` after a
-   checkpoint, and every other file of the home (``du``);
-2. ``lincls report sweep1m``: seconds and the process's peak memory (targets ≤ 120 s, ≤ 4 GB);
+1. ``lincls run -m experiment=million hydra.launcher.n_jobs=2``: 20 margins × 10 radii × 50 seeds
+   (10,000 datasets of 50 points, each certified once) × 10 learners × 10 numbers of passes, every
+   bound at its best comparator; its runs per second, runs FINISHED, and the store's size:
+   ``mlflow.db`` after a checkpoint, and every other file of the home (``du``);
+2. ``lincls report million``: seconds and the process's peak memory (targets ≤ 120 s, ≤ 4 GB);
 3. ``lincls ui``: the first page of the study's runs as the UI's runs table asks for it
    (``runs/search``, newest first; the lincls app answers a page of 1,000 runs), timed from
    the request once the server answers (target ≤ 10 s).
 
-``--quick`` runs 2,000 configs: the harness's check, not the study.
+The home is a fresh temporary folder, or ``$LINCLS_SWEEP1M_HOME`` (kept): there the same
+command again completes a study it stopped short of, and the row counts the runs it added.
+``--quick`` runs 2,000 configs (one seed, one radius): the harness's check, not the study.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -31,7 +34,8 @@ from pathlib import Path
 from lincls.experiments.bench import Row
 
 CONFIGS = 1_000_000
-STUDY = "sweep1m"
+STUDY = "million"
+QUICK = ["seed=0", "dataset.radius=1"]  # 20 margins × 10 learners × 10 passes: 2,000
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = 100  # rows the UI's runs table asks for first
 
@@ -109,28 +113,50 @@ def first_rows(home: Path, study: str = STUDY) -> tuple[float, int]:
         server.wait(60)
 
 
+def finished_runs(home: Path, study: str = STUDY) -> int:
+    """The study's FINISHED runs in ``home``'s store (0 without one), counted in SQL."""
+    db = home / "mlflow.db"
+    if not db.is_file():
+        return 0
+    with sqlite3.connect(db) as connection:
+        (count,) = connection.execute(
+            "SELECT COUNT(*) FROM runs r JOIN tags s ON s.run_uuid = r.run_uuid "
+            "AND s.key = 'lincls.study' AND s.value = ? JOIN tags o ON o.run_uuid = r.run_uuid "
+            "AND o.key = 'lincls.role' AND o.value = 'run' WHERE r.status = 'FINISHED'",
+            (study,),
+        ).fetchone()
+    return count
+
+
+def _home() -> contextlib.AbstractContextManager:
+    kept = os.environ.get("LINCLS_SWEEP1M_HOME")
+    if kept:
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        return contextlib.nullcontext(kept)
+    return tempfile.TemporaryDirectory()
+
+
 def run(quick: bool = False) -> list[Row]:
     """The sweep1m section: the sweep, its store, its report and the UI's first rows."""
-    from lincls.tracking import reader
-
     configs = 2_000 if quick else CONFIGS
     python = sys.executable
-    with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp)
+    with _home() as folder:
+        home = Path(folder)
+        before = finished_runs(home)
         load = os.getloadavg()[0]
-        sweep, _ = _timed([python, "-m", "lincls.experiments.run", "-m", f"study={STUDY}",
-                           f"seed=range(0,{configs})", "dataset.n=50",
-                           "hydra.launcher.n_jobs=2"], home)  # fmt: skip
-        uri = f"sqlite:///{home / 'mlflow.db'}"
-        finished = len(reader.runs(uri, status="FINISHED", role="run"))
+        sweep, _ = _timed([python, "-m", "lincls.experiments.run", "-m", "experiment=million",
+                           "hydra.launcher.n_jobs=2", *(QUICK if quick else [])], home)  # fmt: skip
+        finished = finished_runs(home)
         database, files = store_bytes(home)
         report, memory = _timed([python, "-m", "lincls.experiments.report", STUDY, "--out",
                                  str(home / "report")], home)  # fmt: skip
         ui, shown = first_rows(home)
     per_run = (database + files) / max(finished, 1)
+    added = finished - before
+    resumed = f", {before} of them there before (a resumed study)" if before else ""
     return [
         Row("sweep1m", f"{configs} configs, 2 workers, the whole sweep", sweep,
-            note=f"{finished} FINISHED ({configs - finished} lost); {configs / sweep:.1f} "
+            note=f"{finished} FINISHED ({configs - finished} lost{resumed}); {added / sweep:.1f} "
             f"runs/s; mlflow.db {database / 1e9:.2f} GB, other files {files / 1e9:.2f} GB "
             f"({per_run / 1e3:.1f} KB a run); load {load:.1f} at the start"),
         Row("sweep1m", f"`lincls report {STUDY}` of its {finished} runs", report,
