@@ -156,6 +156,32 @@ def test_studies_lists_the_sweep_and_study_refuses_an_unknown_name(demo):
     assert sorted(again.runs()["run_id"]) == sorted(found.runs()["run_id"])
 
 
+def test_studies_are_listed_in_sql_as_from_the_runs_themselves(demo, tmp_path):
+    """``studies`` aggregates in SQL (``reader.study_rows``): the same rows as counting the runs
+    read whole, for a sweep, a run of a named study outside any sweep and one of no study."""
+    import sqlite3
+
+    study_module = importlib.import_module("lincls.api.study")
+    store = tmp_path / "copy.db"
+    with sqlite3.connect(demo[0]) as source, sqlite3.connect(store) as copy:
+        source.backup(copy)
+    for extra in ({"study": "solo"}, {"study": "solo", "seed": 1}, {}):
+        lincls.run(dataset=SMALL, store=str(store), **extra)
+    _, client, experiment_id = study_module._open(str(store), "lincls")
+    listed = study_module._studies(client, experiment_id)
+    read = study_module._studies_read(client, experiment_id)
+    read = [(s, p, r, f, pd.Timestamp(t, unit="ms", tz="UTC"), status)
+            for s, p, r, f, t, status in read]  # fmt: skip
+
+    def cells(rows):  # pandas gives a missing text as NaN or None: both None here
+        return sorted((tuple(None if pd.isna(v) else v for v in row) for row in rows), key=str)
+
+    assert cells(listed.values.tolist()) == cells(read)
+    assert sorted(listed["runs"]) == [1, 2, 4]
+    assert set(listed["study"]) == {"demo", "solo", "adhoc"}
+    assert listed["started"].is_monotonic_decreasing
+
+
 def test_curves_are_long_one_row_a_logged_point(demo):
     _, found = demo
     curves = found.curves("cumulative_mistakes")

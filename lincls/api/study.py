@@ -25,6 +25,7 @@ from lincls.api.columns import typed_runs
 from lincls.errors import LinclsInputError
 from lincls.experiments.report import collect, plots
 from lincls.paths import store_uri
+from lincls.tracking import reader
 from lincls.tracking.store import check_store_file
 
 EXPERIMENT = "lincls"
@@ -42,12 +43,35 @@ def _open(store: str | Path | None, experiment: str) -> tuple[str, Any, str]:
 
 def _studies(client: Any, experiment_id: str) -> pd.DataFrame:
     """One row per sweep (its parent run) and one per study's runs made outside any sweep."""
+    columns = ["study", "parent_run_id", "runs", "finished", "started", "status"]
+    engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
+    if engine is None:
+        rows = _studies_read(client, experiment_id)
+    else:
+        try:
+            sweeps, counts, alone = reader.study_rows(engine, experiment_id)
+        finally:
+            engine.dispose()
+        counted = {parent: (runs, finished) for parent, runs, finished in counts}
+        rows = [(name, run_id, *counted.get(run_id, (0, 0)), started, status)
+                for run_id, name, started, status in sweeps]  # fmt: skip
+        rows += [(name or None, None, runs, finished, started, None)
+                 for name, runs, finished, started in alone]  # fmt: skip
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["started"] = pd.to_datetime(frame["started"], unit="ms", utc=True)
+    frame = frame.sort_values("started", ascending=False, kind="stable")
+    return frame.reset_index(drop=True)
+
+
+def _studies_read(client: Any, experiment_id: str) -> list[tuple]:
+    """``_studies``' rows from the runs themselves (a store the reader does not read with SQL)."""
     runs = collect.read_runs(
         client, experiment_id, {}, tag_keys=("lincls.study", "lincls.role", "mlflow.parentRunId")
     )
-    columns = ["study", "parent_run_id", "runs", "finished", "started", "status"]
     if runs.empty:
-        return pd.DataFrame(columns=columns)
+        return []
     study, role = collect.column(runs, STUDY), collect.column(runs, ROLE)
     parent = collect.column(runs, PARENT)
     children = runs[role != "sweep"]
@@ -61,10 +85,7 @@ def _studies(client: Any, experiment_id: str) -> pd.DataFrame:
     for name, mine in alone.groupby(study[alone.index].fillna(""), sort=False):
         rows.append((name or None, None, len(mine), int((mine["status"] == "FINISHED").sum()),
                      mine["start_time"].min(), None))  # fmt: skip
-    frame = pd.DataFrame(rows, columns=columns)
-    frame["started"] = pd.to_datetime(frame["started"], unit="ms", utc=True)
-    frame = frame.sort_values("started", ascending=False, kind="stable")
-    return frame.reset_index(drop=True)
+    return rows
 
 
 def studies(store: str | Path | None = None, experiment: str = EXPERIMENT) -> pd.DataFrame:
