@@ -230,3 +230,36 @@ def test_a_locked_store_fails_the_write_whole_and_transiently(stores):
     tables = _tables(rows_uri, [run_id])
     assert tables["params"] == [("a", "1", "run0")]
     assert [row[6] for row in tables["runs"]] == ["FINISHED"]
+
+
+def test_the_write_ahead_log_is_cut_back_after_a_reader_held_it(stores, monkeypatch):
+    """A reader's snapshot keeps checkpoints from reaching the log's end, so the log grows while
+    it reads; once it is copied back, the writer's next commit cuts the log to the limit (SQLite
+    keeps a log at its peak size unless given ``journal_size_limit``)."""
+    from lincls.tracking import sqlite_runs
+
+    monkeypatch.setattr(sqlite_runs, "CHECKPOINT_PAGES", 20)
+    monkeypatch.setattr(sqlite_runs, "JOURNAL_LIMIT_BYTES", 64 * 1024)
+    _, rows_uri = stores
+    writer = SqliteRuns.open(rows_uri)
+    experiment_id = MlflowClient(rows_uri).get_experiment_by_name("e").experiment_id
+    db = Path(rows_uri.removeprefix("sqlite:///"))
+    wal = db.with_name(db.name + "-wal")
+
+    def write(count: int) -> None:
+        for k in range(count):
+            run = {"run_name": f"r{k}", "tags": TAGS, "params": {f"p{j}": "v" * 200 for j in
+                   range(50)}, "metrics": METRICS, "final_tags": {}, "dataset_input": None,
+                   "status": "FINISHED", "start_time": T0, "end_time": T1}  # fmt: skip
+            writer.write_many(experiment_id, [run])
+
+    reader = sqlite3.connect(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM runs").fetchone()  # holds its snapshot
+    write(30)
+    grown = wal.stat().st_size
+    reader.rollback()
+    reader.close()
+    write(30)  # a checkpoint reaches the end; the next commit starts the log anew, cut back
+    assert grown > 2_000_000  # bytes: ~60 runs' pages
+    assert wal.stat().st_size < grown / 5  # the limit, then the last commit's pages (~300 KB)

@@ -60,6 +60,7 @@ COLUMNS: dict[str, frozenset[str]] = {
 # Read, not written: these columns must be there.
 READ_COLUMNS = {"experiments": frozenset({"experiment_id", "artifact_location", "lifecycle_stage"})}
 CHECKPOINT_PAGES = 10_000  # the write-ahead log is copied into the database past this size
+JOURNAL_LIMIT_BYTES = 2 * CHECKPOINT_PAGES * 4096  # the log's size kept after a checkpoint
 
 
 def schema_matches(connection: sqlite3.Connection) -> bool:
@@ -115,6 +116,11 @@ class SqliteRuns:
             # after run: copying the log back every 10,000 pages rather than SQLite's 1,000
             # writes each such page once, not ten times (~25 % of a run's write).
             connection.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
+            # A reader holding its snapshot (a report of a big study) keeps checkpoints from
+            # reaching the log's end, which then grows by every commit meanwhile (2.1 GB while
+            # a 100,000-run report read a million-config sweep's store); SQLite never shrinks a
+            # log unless told, so a sweep kept it at its peak: cut back once it is copied.
+            connection.execute(f"PRAGMA journal_size_limit={JOURNAL_LIMIT_BYTES}")
             self._connections[pid] = connection
         return self._connections[pid]
 
