@@ -263,3 +263,22 @@ def test_the_write_ahead_log_is_cut_back_after_a_reader_held_it(stores, monkeypa
     write(30)  # a checkpoint reaches the end; the next commit starts the log anew, cut back
     assert grown > 2_000_000  # bytes: ~60 runs' pages
     assert wal.stat().st_size < grown / 5  # the limit, then the last commit's pages (~300 KB)
+
+
+def test_a_new_run_id_is_a_uuid7_in_time_order():
+    """Ids in time order put a sweep's new rows at the end of MLflow's (key, run id) indexes."""
+    import time
+    import uuid
+
+    from lincls.tracking.run_rows import new_run_id
+
+    ids = []
+    for _ in range(5):
+        ids.append(new_run_id())
+        time.sleep(0.002)  # a millisecond apart at least: the ids' order is the time's
+    assert ids == sorted(ids) and len(set(ids)) == 5
+    parsed = [uuid.UUID(i) for i in ids]
+    assert all(u.version == 7 and u.variant == uuid.RFC_4122 and len(u.hex) == 32 for u in parsed)
+    now = time.time_ns() // 1_000_000
+    assert 0 <= now - (parsed[-1].int >> 80) < 60_000  # its first 48 bits: the time in ms
+    assert len({new_run_id() for _ in range(10_000)}) == 10_000  # 74 random bits a millisecond

@@ -10,7 +10,6 @@ killed mid-chunk leaves no run RUNNING (the configs it had are run again by the 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from lincls.tracking import (
     stored_of,
     write_payload,
 )
+from lincls.tracking.run_rows import new_run_id
 from lincls.tracking.tags import NOTE_TAG
 
 
@@ -60,7 +60,7 @@ def _alone(client, experiment_id: str, payload: Mapping[str, Any]) -> str | Exce
 def _run(payload: Mapping[str, Any]) -> dict[str, Any]:
     """``SqliteRuns.write_many``'s run of a payload: what ``write_payload`` would write."""
     stored = stored_of(payload)
-    run_id = uuid.uuid4().hex
+    run_id = new_run_id()
     finished = payload["status"] == "FINISHED"
     note = stored.tags.get(NOTE_TAG)
     # its description opens with its figure (drawn from its record), whose link needs its id

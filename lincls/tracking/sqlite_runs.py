@@ -20,7 +20,6 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +35,7 @@ from lincls.tracking.run_rows import (
     _named,
     _upsert_many,
     _validated,
+    new_run_id,
 )
 
 # The columns of each table written (exactly these: a store of another schema is not written).
@@ -155,7 +155,7 @@ class SqliteRuns:
         URI)."""
         tags = _named(run_name, tags)
         run_name = tags[RUN_NAME_TAG]
-        run_id = uuid.uuid4().hex
+        run_id = new_run_id()
         start = int(time.time() * 1000) if start_time is None else int(start_time)
         with self.transaction() as db:
             artifact_uri = _insert_run(db, experiment_id, run_id, run_name, tags, start)
@@ -204,7 +204,7 @@ class SqliteRuns:
         for run in runs:
             tags = _named(run.get("run_name"), run["tags"])
             logged = _validated(run.get("params", {}), run["metrics"], run.get("final_tags", {}))
-            checked.append((run.get("run_id") or uuid.uuid4().hex, tags, logged, run))
+            checked.append((run.get("run_id") or new_run_id(), tags, logged, run))
         with self.transaction() as db:
             location = _experiment_location(db, experiment_id)  # once for the whole batch
             for run_id, tags, (params, points, final_tags), run in checked:
