@@ -689,3 +689,20 @@ def test_the_slack_table_names_the_factor_that_holds_runs_back():
         report.slack_table(frame)
     )
     assert "| perceptron | perceptron_game d=2 | 2 | 1.0 | 0.98 | 0.51 | norm |" in lines
+
+
+def test_colours_repeat_when_a_study_has_more_runs_than_distinct_colours():
+    """``color`` gives a few thousand distinct colours; a report of more runs than are left
+    unused gives every run one all the same (the real 697,792-run study raised StopIteration)."""
+    import pandas as pd
+
+    from lincls.experiments.report.figures import color, run_colors
+
+    existing = {f"old{k}": color(k) for k in range(20_000)}
+    runs = pd.DataFrame({"run_id": [*existing, *(f"new{k}" for k in range(20_000))]})
+    chosen = run_colors(runs, existing)
+    assert set(chosen) == {f"new{k}" for k in range(20_000)}  # only the runs without a colour
+    unused = {color(k) for k in range(40_001)} - set(existing.values())
+    firsts = [chosen[f"new{k}"] for k in range(len(unused))]
+    assert set(firsts) == unused  # the colours no run had come first
+    assert all(chosen[f"new{k}"].startswith("#") for k in range(20_000))
