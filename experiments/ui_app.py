@@ -15,8 +15,10 @@ on its default columns (name, date, dataset, source: no metric). This app is MLf
   opens the view, and a researcher who changes the table keeps their changes;
 
 and which answers the UI's runs search with pages of ``RUNS_PAGE`` runs (the UI asks for 100 and
-shows "Load more" after them) and the UI's question for the signed-in user (this server has no
-sign-in: an empty answer, where MLflow's server answers 404 on every page load).
+shows "Load more" after them), a study's page found from the store's indexes where
+``ui_search`` answers (MLflow sorts a whole study to give a page of it), and the UI's question
+for the signed-in user (this server has no sign-in: an empty answer, where MLflow's server
+answers 404 on every page load).
 
 A run keeps its figure and margin histogram in its record, not as files
 (``lincls.tracking.record``): asked for one of them (``get-artifact``), this server answers
@@ -31,10 +33,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lincls import tracking
+from lincls.experiments import ui_search
+from lincls.tracking import reader
+from lincls.tracking.indexes import add_indexes
 from lincls.tracking.record import recorded_artifacts
 
 WORKFLOW_KEY = "mlflow.workflowType_v1"  # MLflow's useLocalStorage key: f"{key}_v{version}"
@@ -143,8 +149,31 @@ def larger_page(body: bytes, page: int = RUNS_PAGE) -> bytes:
     return json.dumps({**request, "max_results": page}).encode()
 
 
+_ENGINES: dict[str, Any] = {}
+
+
+def _store_engine() -> Any:
+    """An engine on the server's store when ``ui_search`` reads it (a database of the schema
+    ``tracking.reader`` reads), else None; made once, and the store's indexes with it."""
+    from mlflow.server import BACKEND_STORE_URI_ENV_VAR
+
+    uri = os.environ.get(BACKEND_STORE_URI_ENV_VAR, "")  # set by ``mlflow server``
+    if uri not in _ENGINES:
+        engine = reader.engine_for(uri) if uri else None
+        if engine is not None:
+            add_indexes(lambda sql: _execute(engine, sql))
+        _ENGINES[uri] = engine
+    return _ENGINES[uri]
+
+
+def _execute(engine: Any, sql: str) -> None:
+    with engine.begin() as connection:
+        connection.exec_driver_sql(sql)
+
+
 def larger_pages(app: Callable) -> Callable:
-    """WSGI middleware: the UI's runs searches (``RUNS_SEARCH``, POST) ask ``RUNS_PAGE`` runs."""
+    """WSGI middleware: the UI's runs searches (``RUNS_SEARCH``, POST) ask ``RUNS_PAGE`` runs,
+    and a study's page is found by ``ui_search`` where it answers."""
 
     def wrapped(environ: dict, start_response: Callable) -> Any:
         if environ.get("PATH_INFO") == RUNS_SEARCH and environ.get("REQUEST_METHOD") == "POST":
@@ -152,6 +181,10 @@ def larger_pages(app: Callable) -> Callable:
             if not length.isdigit() or int(length) == 0:  # a body of unknown length: as is
                 return app(environ, start_response)
             body = larger_page(environ["wsgi.input"].read(int(length)))
+            engine = _store_engine()
+            answered = engine and ui_search.answer(app, environ, start_response, body, engine)
+            if answered is not None:
+                return answered
             environ["wsgi.input"] = io.BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
         return app(environ, start_response)
@@ -258,6 +291,7 @@ def create_app() -> Any:
         flask_app.before_request(_recorded_artifact)
     if not getattr(flask_app.wsgi_app, "lincls_larger_pages", False):
         flask_app.wsgi_app = larger_pages(flask_app.wsgi_app)
+    _store_engine()  # the store's indexes made now, not on the first page asked
     if "lincls_current_user" not in flask_app.view_functions:
         flask_app.add_url_rule(CURRENT_USER, "lincls_current_user", _current_user)
     return create_fastapi_app(flask_app)

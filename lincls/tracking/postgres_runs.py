@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from lincls.tracking.indexes import add_indexes
 from lincls.tracking.sqlite_runs import COLUMNS, READ_COLUMNS, SqliteRuns
 
 SCHEMES = ("postgresql", "postgres")
@@ -169,6 +170,7 @@ class PostgresRuns(SqliteRuns):
         if not matches:
             writer.close()
             return None
+        add_indexes(writer.connection().raw.execute)
         return writer
 
     def connection(self) -> Connection:  # type: ignore[override]

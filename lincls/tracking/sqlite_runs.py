@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lincls.paths import sqlite_path
+from lincls.tracking.indexes import add_indexes
 from lincls.tracking.run_rows import (
     RUN_NAME_TAG,
     _error,
@@ -100,6 +101,7 @@ class SqliteRuns:
         if not matches:
             writer.close()
             return None
+        add_indexes(writer.connection().execute)
         return writer
 
     def connection(self) -> sqlite3.Connection:
