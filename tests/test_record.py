@@ -162,6 +162,63 @@ def test_a_table_of_runs_inflates_only_a_records_first_payload():
         record.summary([_packed_head(3)])
 
 
+def _table_rows(records: list[list[str]], tag_keys=None) -> list[tuple[dict, dict]]:
+    """Each run's (latest values, tags) as ``RecordTable`` reads them, NaN as a string."""
+    from lincls.tracking.record_table import RecordTable
+
+    table = RecordTable(tag_keys)
+    for row, parts in enumerate(records):
+        table.add(row, parts)
+    found = [({}, {}) for _ in records]
+    for name, parts in table.numbers().items():
+        for rows, values in parts:
+            for row, value in zip(rows.tolist(), values.tolist(), strict=True):
+                found[row][0][name] = "nan" if math.isnan(value) else value
+    for name, (rows, texts) in table.texts().items():
+        for row, text in zip(rows.tolist(), texts, strict=True):
+            found[row][1][name] = text
+    return found
+
+
+def test_a_table_of_records_reads_each_as_summary_does():
+    import random
+
+    rng = random.Random(1)
+    odd = Record(metrics={"m": math.nan, "inf": math.inf}, tags={"why": 'a ,"t":{ b', "é": "γ"},
+                 curves={"c": [(0, -math.inf)]})  # fmt: skip
+    kinds = [BOTH, odd, Record(), Record(metrics={"x": 1.0}), Record(tags={"only": "tags"})]
+    same_names = [
+        Record(metrics={"a": rng.random(), "b": rng.random()},
+               tags={"dataset.fingerprint": str(k % 3), "order": "fixed"},
+               curves={"mistakes": [(0, 1.0), (1, float(k))]})
+        for k in range(40)
+    ]  # fmt: skip
+    long = Record(curves={f"c{j}": [(k, rng.random()) for k in range(400)] for j in range(4)},
+                  metrics={"a": 2.0})  # fmt: skip
+    records = [[*r.encode().values()] for r in [*kinds, *same_names, long]]
+    records += [[*_format_1(BOTH).values()], [*_format_1(odd).values()]]
+    assert len(records[-3]) > 1  # a record in several tags
+    expected = []
+    for parts in records:
+        latest, tags = record.summary(parts)
+        expected.append(({k: "nan" if math.isnan(v) else v for k, v in latest.items()}, tags))
+    assert _table_rows(records) == expected
+    assert _table_rows(records, {"order"}) == [(m, {k: v for k, v in t.items() if k == "order"})
+                                               for m, t in expected]  # fmt: skip
+    with pytest.raises(ValueError, match="of format 3"):
+        _table_rows([[_packed_head(3)]])
+    table, _, points = BOTH.encode()[RECORD_TAG].partition(".")
+    short = record._opened(table)  # a head naming more numbers than the record holds
+    import base64
+    import zlib
+
+    deflate = zlib.compressobj(9, zdict=DICTIONARY)
+    payload = json.dumps(short[0], separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    packed = base64.b64encode(deflate.compress(payload) + deflate.flush()).decode()
+    with pytest.raises(ValueError, match="numbers where"):
+        _table_rows([[f"{packed}.{points}"]])
+
+
 def _packed_head(version: int) -> str:
     import base64
     import zlib

@@ -18,7 +18,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lincls.tracking.record import RECORD_TAG, continuation, summary
+from lincls.tracking.record import RECORD_TAG, continuation
+from lincls.tracking.record_table import RecordTable
 
 
 class Positions:
@@ -141,25 +142,16 @@ def add_records(
     """The records of the runs at ``rows`` (their first tags' values ``firsts``; ``continued``:
     a row's further parts, in order) as their metrics' latest values and their tags (those of
     ``tag_keys``; None: all)."""
-    numbers: dict[str, tuple[list, list]] = {}
-    texts: dict[str, tuple[list, list]] = {}
+    table = RecordTable(tag_keys)
     with without_cyclic_gc():
         for row, first in zip(rows.tolist(), firsts, strict=True):
-            latest, recorded = summary([first, *continued.get(row, ())])
-            for name, value in latest.items():
-                found = numbers.get(name) or numbers.setdefault(name, ([], []))
-                found[0].append(row)
-                found[1].append(value)
-            for name, text in recorded.items():
-                if tag_keys is not None and name not in tag_keys:
-                    continue
-                found = texts.get(name) or texts.setdefault(name, ([], []))
-                found[0].append(row)
-                found[1].append(text)
-    for name, (at, values) in numbers.items():
-        metrics.put(name, np.array(at, dtype=np.int64), pa.array(values, pa.float64()))
-    for name, (at, values) in texts.items():
-        tags.put(name, np.array(at, dtype=np.int64), pa.array(values, pa.large_string()))
+            more = continued.get(row)
+            table.add(row, [first, *more] if more else [first])
+    for name, parts in table.numbers().items():
+        for at, values in parts:
+            metrics.put(name, at, pa.array(values, pa.float64()))
+    for name, (at, texts) in table.texts().items():
+        tags.put(name, at, pa.array(texts, pa.large_string()))
 
 
 def add_record_rows(metrics: Wide, tags: Wide, chunks: pa.Table, tag_keys: set[str] | None) -> None:
