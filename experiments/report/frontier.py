@@ -111,10 +111,17 @@ def instance_kinds(frame: pd.DataFrame) -> pd.Series:
     return kind
 
 
-def instance_labels(frame: pd.DataFrame) -> pd.Series:
-    """Each run as the frontier names it: learner, dataset and what sets its numbers."""
+def instance_labels(
+    frame: pd.DataFrame, rows: list | None = None, learners: pd.Series | None = None
+) -> pd.Series:
+    """Each run as the frontier names it: learner, dataset and what sets its numbers; of the
+    runs at index ``rows`` only (None: all), ``learners`` the frame's ``learner_labels`` if
+    known (a label depends on the other runs: what varies among those of its rule)."""
+    learners = learner_labels(frame) if learners is None else learners
+    if rows is not None:  # a million runs' labels cost seconds; the frontier names a few
+        frame, learners = frame.loc[rows], learners.loc[rows]
     dataset = column(frame, "params.dataset.name").fillna(column(frame, "tags.dataset"))
-    labels = learner_labels(frame) + " on " + dataset.fillna("?").astype(str)
+    labels = learners + " on " + dataset.fillna("?").astype(str)
     for key, short in (("d", "d"), ("n_attributes", "N"), ("k", "k"), ("adversary", ""),
                        ("margin", "γ"), ("radius", "R")):  # fmt: skip
         labels = labels + column(frame, f"params.dataset.{key}").map(
@@ -172,7 +179,7 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
     by which the theorem looks loose where searches ran and every run stalls below ``MET``
     (else NaN)."""
     kinds = instance_kinds(frame)
-    labels = instance_labels(frame)
+    learners = learner_labels(frame)
     settings = learner_settings(frame)  # once for the frame: each theorem counts its own
     rows = []
     for theorem in [b for b in bound_names(frame) if b not in TIGHTEST]:
@@ -195,7 +202,8 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
             row["replay"] = replay_command(frame, top)
             row["largest"] = float(ratio[top])
             # the run's id: its config (every override) replays it
-            row["reached on"] = f"{labels[top]} ({kinds[top]}, run {frame.loc[top, 'run_id']})"
+            label = instance_labels(frame, [top], learners)[top]
+            row["reached on"] = f"{label} ({kinds[top]}, run {frame.loc[top, 'run_id']})"
         else:
             row["largest"], row["reached on"] = float("nan"), "vacuous on every run"
         if theorem in WINNOW:
