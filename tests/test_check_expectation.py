@@ -64,9 +64,7 @@ def test_a_learner_the_bound_does_not_cover_draws_one_sample_only():
 
 @pytest.mark.slow
 def test_check_catches_the_wrong_expectation_bound_and_prints_its_replay(twentieth, capsys):
-    started = time.perf_counter()
     code = check.main(["voted_perceptron", twentieth, "learner.bias=none", "--samples", "2000"])
-    assert time.perf_counter() - started < 60
     printed = capsys.readouterr().out
     assert code == 1
     line = re.search(rf"^  {twentieth} \(expectation: 2000 samples of {TRAIN + 1} i\.i\.d\. "
