@@ -2,9 +2,9 @@
 
 A study's records differ run to run in their numbers and a few tags, not in their names: every
 run of one learner names the same metrics in the same order, and the runs of one dataset carry
-the same tags but for a handful. So each record is inflated from a copy of an inflater that has
-its dictionary set already, the head of a format-2 record (``record.Record.
-table_payload``: ``{"v":2,"m":[names],"l":[names],"t":{tags}}``) is split at its tags, the part
+the same tags but for a handful. So each record is inflated by ``record.inflated``, the head
+of a format-2 record (``record.Record.table_payload``:
+``{"v":2,"m":[names],"l":[names],"t":{tags}}``) is split at its tags, the part
 before them parsed once for every run that has it, and the tags parsed once for every run that
 has the same; the numbers of the runs that share their names are gathered as bytes and read as
 one array at the end, a column per name. ``record.summary``, run by run, cost ~100 µs a run, most
@@ -16,22 +16,15 @@ several tags, a head of another shape) is read by ``summary``, with the same val
 from __future__ import annotations
 
 import base64
-import zlib
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import numpy as np
 import orjson
 
-from lincls.tracking.record import FORMAT, SEPARATOR, summary
-from lincls.tracking.record_dictionary import DICTIONARY
+from lincls.tracking.record import FORMAT, SEPARATOR, inflated, summary
 
 TAGS_AT = b',"t":'  # where a head's tags start (the encoder writes v, m, l, then t)
 MEMO = 4_096  # tags remembered at most (those of one dataset's runs come together)
-# zlib's stream header with a preset dictionary: 2 bytes (FDICT set in the second), then the
-# dictionary's Adler-32
-DICT_HEADER = 6
-FDICT = 0x20
 
 
 class RecordTable:
@@ -40,7 +33,6 @@ class RecordTable:
 
     def __init__(self, tag_keys: set[str] | None = None) -> None:
         self.tag_keys = tag_keys
-        self._primed: dict[bytes, Any] = {}  # an inflater past a stream's header, by header
         self._names: dict[bytes, dict[str, int] | None] = {}  # a head's part before its tags
         self._tags: dict[bytes, dict[str, str]] = {}
         self._grouped: dict[int, tuple[dict[str, int], list[int], list[bytes]]] = {}
@@ -52,7 +44,7 @@ class RecordTable:
         parts = list(parts)
         packed, separator, _ = parts[0].partition(SEPARATOR) if len(parts) == 1 else ("", "", "")
         if separator:
-            head, _, numbers = self._inflated(base64.b64decode(packed)).partition(b"\n")
+            head, _, numbers = inflated(base64.b64decode(packed)).partition(b"\n")
             cut = head.find(TAGS_AT)
             before = head[:cut] + b"}" if cut >= 0 else head
             names = self._names.get(before, False)
@@ -77,24 +69,6 @@ class RecordTable:
             found[0].append(row)
             found[1].append(value)
         self._add_texts(row, recorded)
-
-    def _inflated(self, deflated: bytes) -> bytes:
-        """A payload inflated against ``DICTIONARY``: from a copy of an inflater that has read
-        the stream's header and set the dictionary already (setting it is most of a small
-        payload's inflating)."""
-        header = deflated[:DICT_HEADER]
-        primed = self._primed.get(header)
-        if primed is None and len(deflated) > DICT_HEADER and deflated[1] & FDICT:
-            primed = zlib.decompressobj(zdict=DICTIONARY)
-            if primed.decompress(header) or primed.unconsumed_tail:
-                primed = None  # not a header alone: inflate as a whole
-            elif len(self._primed) < MEMO:
-                self._primed[header] = primed
-        if primed is None:
-            inflate = zlib.decompressobj(zdict=DICTIONARY)
-            return inflate.decompress(deflated) + inflate.flush()
-        inflate = primed.copy()
-        return inflate.decompress(deflated[DICT_HEADER:]) + inflate.flush()
 
     def _tags_of(self, text: bytes) -> dict[str, str] | None:
         tags = self._tags.get(text)
