@@ -17,6 +17,7 @@ from conftest import ROOT, compose_config, runs_of
 import lincls
 from lincls.errors import LinclsInputError
 from lincls.evaluation import measure
+from lincls.tracking import reader
 
 SMALL = {"n": 100, "n_test": 50}
 GRID = {"dataset.n": [40, 60], "learner.lr": [0.5, 1.0]}
@@ -154,6 +155,22 @@ def test_studies_lists_the_sweep_and_study_refuses_an_unknown_name(demo):
         lincls.study("nope", store)
     again = lincls.study(found.parents[0], store)
     assert sorted(again.runs()["run_id"]) == sorted(found.runs()["run_id"])
+
+
+def test_a_known_study_is_opened_without_listing_the_studies(demo, monkeypatch):
+    """A study's name or a sweep's id is found by two lookups (``reader.is_study``); the
+    studies are listed (every run read: ~30 s at a million) only to name them for a wrong one."""
+    store, found = demo
+    listed = []
+    study_rows = reader.study_rows
+    monkeypatch.setattr(reader, "study_rows", lambda *a: listed.append(1) or study_rows(*a))
+    assert lincls.study("demo", store).runs()["run_id"].tolist() == found.runs()["run_id"].tolist()
+    assert len(lincls.study(found.parents[0], store).runs()) == 4
+    assert listed == []
+    run_id = found.runs()["run_id"].iloc[0]  # a run, not a sweep: not a study's id
+    with pytest.raises(LinclsInputError, match=r"^study: .*the studies: demo$"):
+        lincls.study(run_id, store)
+    assert listed == [1]
 
 
 def test_studies_are_listed_in_sql_as_from_the_runs_themselves(demo, tmp_path):

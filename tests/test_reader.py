@@ -20,6 +20,7 @@ from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
 from lincls.errors import LinclsInputError
 from lincls.tracking import long_rows, reader
+from lincls.tracking.indexes import TAG_INDEXES
 from lincls.tracking.sqlite_runs import SqliteRuns
 
 RUNS = 1200
@@ -156,18 +157,23 @@ def test_filters_equal_search_runs_filters(big_store, filters, filter_string):
     assert_same(ours, by_mlflow(big_store, filter_string))
 
 
+def _copy(big_store: str, path) -> str:
+    """A copy of ``big_store`` at ``path`` (no connection of this process holds it)."""
+    with sqlite3.connect(big_store.removeprefix("sqlite:///")) as source:
+        with sqlite3.connect(path) as target:
+            source.backup(target)
+    target.close()
+    source.close()
+    return f"sqlite:///{path}"
+
+
 @pytest.mark.parametrize("share", [0.0, 2.0])
 def test_whole_tables_and_runs_by_id_read_the_same(big_store, tmp_path, monkeypatch, share):
     """0: every long table read whole as Arrow (the ADBC driver), in batches, and cut to the
     chosen runs; 2: the chosen runs' rows read by id, as tuples, a chunk of ids a query; both
     equal ``search_runs``. The reader reads a copy no connection of this process holds (MLflow's
     holds ``big_store``: the driver is not used on a file open here)."""
-    copy = tmp_path / "mlflow.db"
-    with sqlite3.connect(big_store.removeprefix("sqlite:///")) as source:
-        with sqlite3.connect(copy) as target:
-            source.backup(target)
-    target.close()
-    source.close()
+    copy = _copy(big_store, tmp_path / "mlflow.db")
     whole = long_rows.whole_tables
     seen: list = []
     monkeypatch.setattr(reader, "WHOLE_TABLE_SHARE", share)
@@ -175,11 +181,51 @@ def test_whole_tables_and_runs_by_id_read_the_same(big_store, tmp_path, monkeypa
     monkeypatch.setattr(long_rows, "IDS_PER_QUERY", 50)  # ~400 runs: 8 queries a table by id
     monkeypatch.setattr(long_rows, "BATCH_ROWS", 1000)  # a table in many batches
     filter_string = "tags.`lincls.study` = 's2' and tags.`lincls.role` = 'run'"
-    ours = reader.runs(f"sqlite:///{copy}", study="s2", status=None, curves=("curve",))
+    ours = reader.runs(copy, study="s2", status=None, curves=("curve",))
     assert_same(ours.drop(columns="curves.curve"), by_mlflow(big_store, filter_string))
     # more runs than IDS_PER_QUERY: the curves of every run of the metric, kept by id
     assert all(c == [(0, 1.0), (1, 2.0), (2, 3.0), (2, 0.5)] for c in ours["curves.curve"])
     assert [found is not None for found in seen] == ([True] if share < 1 else [])
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+@pytest.mark.parametrize(
+    ("filters", "filter_string"),
+    [
+        ({"study": "s1"}, "tags.`lincls.study` = 's1' and tags.`lincls.role` = 'run' "
+         "and attributes.status = 'FINISHED'"),
+        ({"role": "sweep", "status": None}, "tags.`lincls.role` = 'sweep'"),
+        ({"study": "s0", "status": "KILLED"}, "tags.`lincls.study` = 's0' and "
+         "tags.`lincls.role` = 'run' and attributes.status = 'KILLED'"),
+        ({"study": "s2", "learner": "pa"}, "tags.`lincls.study` = 's2' and tags.learner = 'pa' "
+         "and tags.`lincls.role` = 'run' and attributes.status = 'FINISHED'"),
+        ({"study": "s1", "status": "FAILED", "role": "sweep"},
+         "tags.`lincls.study` = 's1' and tags.`lincls.role` = 'sweep' "
+         "and attributes.status = 'FAILED'"),
+    ],
+)  # fmt: skip
+def test_runs_found_by_their_tags_index_are_the_runs_sql_finds(
+    big_store, tmp_path, monkeypatch, indexed, filters, filter_string
+):
+    """With the tags' own indexes (``indexes.TAG_INDEXES``) the driver lists the chosen runs;
+    without them, or for a tag that has none (``learner``), SQL asks of each run: the same
+    table as ``search_runs`` either way, the empty one included."""
+    copy = _copy(big_store, tmp_path / "mlflow.db")
+    if not indexed:
+        with sqlite3.connect(copy.removeprefix("sqlite:///")) as db:
+            for name in TAG_INDEXES.values():
+                db.execute(f"DROP INDEX {name}")
+        db.close()
+    info = long_rows.whole_info
+    seen: list = []
+    monkeypatch.setattr(long_rows, "whole_info", lambda *a: seen.append(info(*a)) or seen[-1])
+    ours = reader.runs(copy, **filters)
+    theirs = by_mlflow(big_store, filter_string)
+    if theirs.empty:
+        assert list(ours.columns) == reader.INFO and ours.empty
+    else:
+        assert_same(ours, theirs)
+    assert [found is not None for found in seen] == [indexed and "learner" not in filters]
 
 
 def test_curves_are_every_logged_point(big_store):

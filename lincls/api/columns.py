@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from lincls.config import (
     DATASET_SCHEMAS,
@@ -114,6 +116,10 @@ def typed(values: pd.Series, kind: type | None) -> pd.Series:
     """A column of logged texts as ``kind`` (None: as its values read)."""
     kind = kind or _inferred(values)
     present = values.notna()
+    if kind is float or (kind is int and present.all()):
+        numbers = _cast(values, pa.float64() if kind is float else pa.int64())
+        if numbers is not None:
+            return numbers
     try:
         if kind is bool:
             mapped = values.map({"True": True, "False": False, "true": True, "false": False})
@@ -126,6 +132,23 @@ def typed(values: pd.Series, kind: type | None) -> pd.Series:
     except (TypeError, ValueError):  # a text the declared type cannot read: kept as logged
         pass
     return values.astype(object).where(present, None)
+
+
+def _cast(values: pd.Series, to: pa.DataType) -> pd.Series | None:
+    """``values`` read as numbers by Arrow's parser (~20x pandas' ``to_numeric``: seconds a
+    column at a million runs); None where it reads a text otherwise than a plain number (then
+    pandas reads it, as it always has)."""
+    try:
+        texts = pa.array(values.array, from_pandas=True)
+        if pa.types.is_integer(to) and not pc.all(pc.match_substring_regex(texts, _INT.pattern)):
+            return None  # Arrow reads "0x10" as 16; pandas refuses it
+        numbers = pc.cast(texts, to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError):
+        return None
+    read = numbers.to_numpy(zero_copy_only=False)
+    if read.dtype.kind == "f" and np.isnan(read).sum() > numbers.null_count:
+        return None  # a text "nan": pandas refuses it (the column stays texts)
+    return pd.Series(read, index=values.index, name=values.name)
 
 
 def plain_names(columns: Iterable[str]) -> dict[str, str]:

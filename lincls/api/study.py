@@ -65,6 +65,18 @@ def _studies(client: Any, experiment_id: str) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
+def _is_study(client: Any, experiment_id: str, name: str) -> bool:
+    """Whether ``name`` is a study's name or a sweep's parent run id, found without listing the
+    studies where the store is read with SQL (False: list them, to say which there are)."""
+    engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
+    if engine is None:
+        return False
+    try:
+        return reader.is_study(engine, experiment_id, name)
+    finally:
+        engine.dispose()
+
+
 def _studies_read(client: Any, experiment_id: str) -> list[tuple]:
     """``_studies``' rows from the runs themselves (a store the reader does not read with SQL)."""
     runs = collect.read_runs(
@@ -116,7 +128,7 @@ def study(
     lincls.errors.LinclsInputError: study: no study and no sweep with parent run 'nope'; ...
     """
     uri, client, experiment_id = _open(store, experiment)
-    if name_or_parent_id is not None:
+    if name_or_parent_id is not None and not _is_study(client, experiment_id, name_or_parent_id):
         known = _studies(client, experiment_id)
         names = sorted({n for n in known["study"] if isinstance(n, str)})
         if name_or_parent_id not in names and name_or_parent_id not in set(known["parent_run_id"]):

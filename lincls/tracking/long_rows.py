@@ -17,14 +17,16 @@ the same name (a tag set on the run later) is kept over it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from lincls.tracking.indexes import TAG_INDEXES
 from lincls.tracking.record import RECORD_KEYS, RECORD_TAG, continuation
 from lincls.tracking.record_rows import IDS_PER_QUERY
 from lincls.tracking.wide import Positions, Wide, add_record_rows, add_records
@@ -136,6 +138,51 @@ def _whole_records(db: Path, gathered: Gathered, wanted: set[str] | None) -> Non
             firsts = batch.column(1).filter(pa.array(chosen)).to_pylist()
             add_records(gathered.recorded_metrics, gathered.recorded_tags, rows[chosen], firsts,
                         continued, wanted)  # fmt: skip
+
+
+INFO_SQL = (
+    "SELECT r.run_uuid, r.name, r.experiment_id, r.status, r.artifact_uri, r.start_time, "
+    "r.end_time FROM runs r WHERE r.experiment_id = {experiment} AND r.lifecycle_stage = "
+    "'active'{status} ORDER BY r.start_time DESC, r.run_uuid"
+)
+
+
+def whole_info(
+    db: Path, experiment_id: str, tags: Mapping[str, str], status: str | None, columns: list[str]
+) -> pd.DataFrame | None:
+    """The active runs of ``experiment_id`` with every tag of ``tags`` and ``status`` (None:
+    any), newest first, as the reader's ``info`` (``columns``), read by the driver: the runs
+    whole, and the ids that have each tag from the tag's own index (``indexes.TAG_INDEXES``),
+    where asking of each run whether it has the tags took ~10 us a run of SQLite's lookups. None
+    where a tag has no such index in ``db`` (or no driver): the caller asks SQL run by run."""
+    try:
+        import adbc_driver_sqlite.dbapi as adbc
+    except ImportError:
+        return None
+    with _connect(db) as connection:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            present = {row[0] for row in cursor.fetchall()}
+        if any(TAG_INDEXES.get(key) not in present for key in tags):
+            return None
+        chosen = f" AND r.status = {_literal(status)}" if status is not None else ""
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(INFO_SQL.format(experiment=int(experiment_id), status=chosen))
+                runs = cursor.fetch_arrow_table()
+            for key, value in tags.items():
+                with connection.cursor() as cursor:
+                    # the key a literal: SQLite uses a partial index only for a query that
+                    # names its condition
+                    cursor.execute(f"SELECT run_uuid FROM tags WHERE key = {_literal(key)} "
+                                   f"AND value = {_literal(value)}")  # fmt: skip
+                    having = cursor.fetch_arrow_table().column(0)
+                runs = runs.filter(pc.is_in(runs.column(0), value_set=having.combine_chunks()))
+        except (adbc.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+    if runs.num_rows == 0:
+        return pd.DataFrame([], columns=columns)  # typed as the caller's query types it
+    return runs.rename_columns(columns).to_pandas()
 
 
 def whole_tables(

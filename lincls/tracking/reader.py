@@ -37,6 +37,7 @@ __all__ = ["curves_of", "history"]  # re-exported: where the report has always f
 SCHEMA_REVISION = "dc11669786a5"
 DATABASE_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
 INFO = ["run_id", "experiment_id", "status", "artifact_uri", "start_time", "end_time"]
+INFO_ROWS = ["run_id", "name", "experiment_id", "status", "artifact_uri", "start_ms", "end_ms"]
 ROLE_RUN = "run"
 STUDY = "lincls.study"
 
@@ -134,37 +135,38 @@ def read_rows(
 
     requested = None if tag_keys is None else list(tag_keys)
     where, values = _where(experiment_id, tags, status)
+    sqlite = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
+    # the driver reads a file this process does not hold open (``open_here``)
+    driver = sqlite is not None and not open_here(Path(sqlite))
+    info = long_rows.whole_info(Path(sqlite), experiment_id, tags, status, INFO_ROWS) if driver \
+        else None  # fmt: skip
     with engine.connect() as db:
 
-        def query(sql: str, bound: Mapping[str, Any], lists: Sequence[str] = ()) -> list[tuple]:
+        def query(sql: str, bound: Mapping[str, Any]) -> list[tuple]:
             # the driver's own tuples: SQLAlchemy's rows cost ~3 µs each to make, and pandas
             # probes each for attributes it lacks, every miss raising inside SQLAlchemy (a
-            # 10,000-run read spent 13 s of 19 s there); ``lists``: the values bound as lists
-            statement = sqlalchemy.text(sql).bindparams(
-                *(sqlalchemy.bindparam(name, expanding=True) for name in lists)
-            )
-            result = db.execute(statement, bound)
+            # 10,000-run read spent 13 s of 19 s there)
+            result = db.execute(sqlalchemy.text(sql), bound)
             try:
                 return [tuple(row) for row in result.cursor.fetchall()]
             finally:
                 result.close()
 
-        info = pd.DataFrame(
-            query(
-                "SELECT r.run_uuid, r.name, r.experiment_id, r.status, r.artifact_uri, "
-                f"r.start_time, r.end_time FROM runs r WHERE {where} "
-                "ORDER BY r.start_time DESC, r.run_uuid",
-                values,
-            ),
-            columns=["run_id", "name", "experiment_id", "status", "artifact_uri", "start_ms",
-                     "end_ms"],
-        )  # fmt: skip
-        sqlite = engine.url.database if engine.url.get_backend_name() == "sqlite" else None
-        everyone = query("SELECT COUNT(*) FROM runs", {})[0][0] if sqlite and len(info) else 0
+        if info is None:
+            info = pd.DataFrame(
+                query(
+                    "SELECT r.run_uuid, r.name, r.experiment_id, r.status, r.artifact_uri, "
+                    f"r.start_time, r.end_time FROM runs r WHERE {where} "
+                    "ORDER BY r.start_time DESC, r.run_uuid",
+                    values,
+                ),
+                columns=INFO_ROWS,
+            )
+        everyone = query("SELECT COUNT(*) FROM runs", {})[0][0] if driver and len(info) else 0
     # this connection closed (NullPool keeps none): the driver reads if nothing else holds it
     ids = info["run_id"].tolist()
     found = None
-    if everyone and len(info) >= WHOLE_TABLE_SHARE * everyone and not open_here(Path(sqlite)):
+    if everyone and len(info) >= WHOLE_TABLE_SHARE * everyone:
         found = long_rows.whole_tables(Path(sqlite), ids, requested)
     if found is None:
         with engine.connect() as db:
@@ -209,6 +211,25 @@ def _studies(engine: Any, experiment_id: str) -> list[str]:
     with engine.connect() as db:
         found = db.execute(sqlalchemy.text(f"{sql} AND t.key = :key"), {**values, "key": STUDY})
         return [row[0] for row in found]
+
+
+def is_study(engine: Any, experiment_id: str, name: str) -> bool:
+    """Whether an active run of ``experiment_id`` is of study ``name``, or is a sweep whose run
+    id is ``name``: two lookups (the study's tag by its index, ``indexes.TAG_INDEXES``), where
+    listing the studies (``study_rows``) reads every run (~30 s at a million)."""
+    import sqlalchemy
+
+    active = "r.experiment_id = :experiment_id AND r.lifecycle_stage = 'active'"
+    queries = (
+        # the key a literal: SQLite uses the tag's partial index only for a query naming it
+        f"SELECT 1 FROM tags t JOIN runs r ON r.run_uuid = t.run_uuid WHERE t.key = '{STUDY}' "
+        f"AND t.value = :name AND {active} LIMIT 1",
+        f"SELECT 1 FROM runs r JOIN tags o ON o.run_uuid = r.run_uuid AND o.key = 'lincls.role' "
+        f"AND o.value = 'sweep' WHERE r.run_uuid = :name AND {active}",
+    )
+    values = {"experiment_id": int(experiment_id), "name": name}
+    with engine.connect() as db:
+        return any(db.execute(sqlalchemy.text(sql), values).first() for sql in queries)
 
 
 def study_rows(engine: Any, experiment_id: str) -> tuple[list[tuple], list[tuple], list[tuple]]:
