@@ -440,11 +440,18 @@ def test_runs_csv_holds_every_run_with_its_params_metrics_and_tags(study):
         assert column in table.columns, column
 
 
-def test_runs_csv_is_the_file_pandas_writes(tmp_path):
+@pytest.mark.parametrize("rows_at_a_time", [65_536, 3])
+def test_runs_csv_is_the_file_pandas_writes(tmp_path, monkeypatch, rows_at_a_time):
     """The Arrow-joined runs.csv is ``to_csv``'s bytes: quoting (comma, quote, line end), NaN,
     ±0, ±inf, exponents, integers, an all-missing column, a column name that needs quotes; and a
-    dtype it does not format (bool) is handed to pandas."""
+    dtype it does not format (bool) is handed to pandas. Written at once, or a few rows at a
+    time (a million runs' are)."""
+    import importlib
+
     from lincls.experiments.report.render import write_runs_csv
+
+    monkeypatch.setattr(importlib.import_module("lincls.experiments.report.render"), "CSV_ROWS",
+                        rows_at_a_time)  # fmt: skip
 
     table = pd.DataFrame({
         "run_id": ["a,b", 'q"x', "l\nm", "r\rs", "", None, "t\tu", " sp", "ü,ñ", "plain"],

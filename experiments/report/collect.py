@@ -173,42 +173,46 @@ def _quoted(field_name: str, value: str) -> str:
 
 
 def _finished_unique(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """FINISHED runs, one per config hash (the newest); how many others were left out, and why."""
+    """FINISHED runs, one per config hash (the newest), by start time then run id; how many
+    others were left out, and why. The rows are chosen on the few columns that choose them and
+    taken once (each copy of a million runs' table is ~2 GB)."""
     left_out: dict[str, int] = {}
-    finished = frame[frame["status"] == "FINISHED"]
-    for status, count in frame.loc[frame["status"] != "FINISHED", "status"].value_counts().items():
-        left_out[f"not FINISHED ({status})"] = int(count)
-    if "tags.lincls.config_hash" in finished.columns:
-        key = finished["tags.lincls.config_hash"].fillna(finished["run_id"])
-        newest = finished.assign(_key=key).sort_values(
-            ["start_time", "run_id"], ascending=False, kind="stable"
-        )
-        kept = newest.drop_duplicates("_key").drop(columns="_key")
-        if len(kept) < len(finished):
-            left_out["older run of the same config"] = len(finished) - len(kept)
-        finished = kept
-    finished = finished.sort_values(["start_time", "run_id"], kind="stable")
-    return finished.reset_index(drop=True), left_out
+    status = frame["status"]
+    for name, count in status[status != "FINISHED"].value_counts().items():
+        left_out[f"not FINISHED ({name})"] = int(count)
+    keys = ["start_time", "run_id"]
+    hashes = "tags.lincls.config_hash"
+    chosen = frame[[*keys, hashes] if hashes in frame.columns else keys].reset_index(drop=True)
+    chosen = chosen[(status == "FINISHED").to_numpy()]  # its index: the rows' positions
+    chosen = chosen.sort_values(keys, kind="stable")  # oldest first; (start, id) is unique
+    if hashes in chosen.columns:
+        newest = ~chosen[hashes].fillna(chosen["run_id"]).duplicated(keep="last")
+        if not newest.all():
+            left_out["older run of the same config"] = int((~newest).sum())
+        chosen = chosen[newest]
+    return frame.take(chosen.index).reset_index(drop=True), left_out
 
 
 def rows_frame(rows: reader.Rows) -> pd.DataFrame:
     """Runs read with SQL (the tags of ``TAGS_KEPT``) as ``runs_frame`` makes them of MLflow's
-    runs: the same columns, values and dtypes."""
+    runs: the same columns, values and dtypes. Each column is put in order as it is made (the
+    table made, sorted and reordered was three copies of a million runs' ~2 GB)."""
     info = rows.info
     if info.empty:
         return runs_frame([])
+    order = info[["start_ms", "run_id"]].sort_values(["start_ms", "run_id"], kind="stable")
+    at = order.index.to_numpy()
     data: dict[str, Any] = {
-        "run_id": info["run_id"].tolist(),
-        "run_name": info["name"].tolist(),
-        "start_time": info["start_ms"].tolist(),
-        "status": info["status"].tolist(),
+        "run_id": info["run_id"].to_numpy()[at].tolist(),
+        "run_name": info["name"].to_numpy()[at].tolist(),
+        "start_time": info["start_ms"].to_numpy()[at].tolist(),
+        "status": info["status"].to_numpy()[at].tolist(),
     }
-    for wide in (rows.params, rows.metrics, rows.tags):
-        data.update({name: column.array for name, column in wide.items()})
-    frame = pd.DataFrame(data)
-    frame = frame.sort_values(["start_time", "run_id"], kind="stable").reset_index(drop=True)
-    fixed = ["run_id", "run_name", "start_time", "status"]
-    return frame[fixed + sorted(c for c in frame.columns if c not in fixed)]
+    columns = {name: column for wide in (rows.params, rows.metrics, rows.tags)
+               for name, column in wide.items()}  # fmt: skip
+    for name in sorted(columns):
+        data[name] = columns.pop(name).array.take(at)
+    return pd.DataFrame(data, copy=False)  # the columns just taken: no copy of them again
 
 
 def read_runs(

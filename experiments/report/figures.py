@@ -79,11 +79,16 @@ def _sql_state(engine, run_ids: Sequence[str]) -> tuple[set[str], dict[str, str]
     import sqlalchemy
 
     wanted = set(run_ids)
-    sql = f"SELECT run_uuid, key, {SHOWS_FIGURE_SQL} FROM tags WHERE key = :note"
-    sql += " UNION ALL SELECT run_uuid, key, value FROM tags WHERE key = :color"
+    # every run's two tags in one scan of the table ("+key": not a lookup of each row through
+    # the key's index, 45 s against 14 s for a million runs' 25 million tags), kept if wanted
+    scan = "+key" if engine.dialect.name == "sqlite" else "key"  # "+": SQLite's own syntax
+    sql = (
+        f"SELECT run_uuid, key, CASE WHEN key = :note THEN {SHOWS_FIGURE_SQL} ELSE value END "
+        f"FROM tags WHERE {scan} IN (:note, :color)"
+    )
     shown: set[str] = set()
     colors: dict[str, str] = {}
-    with engine.connect() as db:  # every run's two tags, by their key's index, kept if wanted
+    with engine.connect() as db:
         result = db.execute(sqlalchemy.text(sql), {"note": NOTE_TAG, "color": COLOR_TAG})
         try:  # the driver's own tuples: SQLAlchemy's rows cost ~10 µs each
             found = result.cursor.fetchall()

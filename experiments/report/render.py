@@ -260,27 +260,35 @@ def _quoting_characters() -> str:
     return "".join(found)
 
 
-def _csv_cells(values: pd.Series, quoting: str) -> Any:
-    """One column's cells as ``DataFrame.to_csv`` writes them, as an Arrow text array; None
-    where it would format them otherwise (a dtype not below)."""
+def _csv_kind(values: pd.Series) -> str | None:
+    """How ``_csv_cells`` writes a column: "number", "text", "empty" (no value at all), or None
+    where ``DataFrame.to_csv`` would format it otherwise (another dtype)."""
+    if values.dtype.kind in "fi":
+        return "number"
+    if isinstance(values.dtype, pd.StringDtype):
+        return "text"
+    if values.dtype == object and values.isna().all():
+        return "empty"
+    return None
+
+
+def _csv_cells(values: pd.Series, kind: str, quoting: str) -> Any:
+    """One column's cells (of ``_csv_kind`` ``kind``) as ``DataFrame.to_csv`` writes them, as an
+    Arrow text array."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if values.dtype.kind in "fi":  # numpy's text of each distinct value (by its bits: -0.0)
+    if kind == "number":  # numpy's text of each distinct value (by its bits: -0.0)
         array = values.to_numpy()
         bits, where = np.unique(array.view(np.int64), return_inverse=True)
         text = bits.view(array.dtype).astype(str).astype(object)
         if values.dtype.kind == "f":
             text[np.isnan(bits.view(array.dtype))] = ""
         return pa.array(text, type=pa.large_string()).take(pa.array(where))
-    if isinstance(values.dtype, pd.StringDtype):
-        cells = pa.array(values.array, type=pa.large_string())
-    elif values.dtype == object and values.isna().all():
+    if kind == "empty":
         return pa.array([""] * len(values), type=pa.large_string())
-    else:
-        return None
-    cells = pc.fill_null(cells, "")
+    cells = pc.fill_null(pa.array(values.array, type=pa.large_string()), "")
     pattern = "[" + "".join("\\\\" + c if c in "\\\\]^-[" else c for c in quoting) + "]"
     quote = pc.match_substring_regex(cells, pattern)
     if pc.any(quote).as_py():
@@ -292,10 +300,14 @@ def _csv_cells(values: pd.Series, quoting: str) -> Any:
     return cells
 
 
+# Rows formatted and written at a time: a million runs' cells are ~2 GB of text at once
+CSV_ROWS = 65_536
+
+
 def write_runs_csv(table: pd.DataFrame, path) -> None:
     """``table.to_csv(path, index=False)``, the same bytes, its columns formatted and joined as
-    Arrow arrays (pandas formats and writes cell by cell: 6.3 s for 100,000 runs): each distinct
-    number is formatted once, as pandas formats it."""
+    Arrow arrays (pandas formats and writes cell by cell: 6.3 s for 100,000 runs), ``CSV_ROWS``
+    rows at a time: each distinct number of those rows is formatted once, as pandas formats it."""
     import csv
     import functools
     import io
@@ -305,16 +317,19 @@ def write_runs_csv(table: pd.DataFrame, path) -> None:
     import pyarrow.compute as pc
 
     quoting = _quoting_characters()
-    columns = [_csv_cells(table[name], quoting) for name in table.columns]
-    if len(columns) < 2 or table.columns.duplicated().any() or any(c is None for c in columns):
+    kinds = [_csv_kind(table[name]) for name in table.columns]
+    if len(kinds) < 2 or table.columns.duplicated().any() or None in kinds:
         table.to_csv(path, index=False)  # a single column quotes an empty cell; other dtypes
         return
     header = io.StringIO()
     csv.writer(header, lineterminator="\n").writerow(list(table.columns))
     with open(path, "wb") as out:
         out.write(header.getvalue().encode("utf-8"))
-        if len(table):
-            text = functools.partial(pa.scalar, type=pa.large_string())
+        text = functools.partial(pa.scalar, type=pa.large_string())
+        for first in range(0, len(table), CSV_ROWS):
+            part = table.iloc[first : first + CSV_ROWS]
+            columns = [_csv_cells(part[name], kind, quoting)
+                       for name, kind in zip(table.columns, kinds, strict=True)]  # fmt: skip
             rows = pc.binary_join_element_wise(*columns, text(","))
             lines = pc.binary_join_element_wise(rows, text(""), text("\n"))  # row, line end
             offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)
