@@ -122,6 +122,9 @@ def typed(values: pd.Series, kind: type | None) -> pd.Series:
             return numbers
     try:
         if kind is bool:
+            if values.isin(BOOL_TEXTS).all():  # (a map of a million texts takes ~3 s)
+                return pd.Series(values.isin(("True", "true")).to_numpy(), index=values.index,
+                                 name=values.name)  # fmt: skip
             mapped = values.map({"True": True, "False": False, "true": True, "false": False})
             return mapped.astype(bool) if present.all() else mapped.astype("boolean")
         if kind is int:
@@ -132,6 +135,9 @@ def typed(values: pd.Series, kind: type | None) -> pd.Series:
     except (TypeError, ValueError):  # a text the declared type cannot read: kept as logged
         pass
     return values.astype(object).where(present, None)
+
+
+BOOL_TEXTS = ("True", "False", "true", "false")
 
 
 def _cast(values: pd.Series, to: pa.DataType) -> pd.Series | None:
