@@ -14,8 +14,8 @@ from lincls.api import columns
 
 TEXTS = ["1", "-3", "+5", "05", "1.0", " 7", "1e5", "1E5", ".5", "5.", "1e5 ", "-0.0", "1e-320",
          "1e400", "inf", "-inf", "+inf", "INF", "Infinity", "nan", "NaN", "nan ", "x", "0x10",
-         "0b1", "1_000", "True", "False", "true", "false", "TRUE", "99999999999999999999", "-9223372036854775808", "٣", "１",
-         None]  # fmt: skip
+         "0b1", "1_000", "True", "False", "true", "false", "TRUE", "99999999999999999999",
+         "-9223372036854775808", "٣", "１", None]  # fmt: skip
 
 
 def _typed(values: pd.Series, kind: type) -> pd.Series | str:

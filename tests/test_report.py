@@ -470,6 +470,38 @@ def test_runs_csv_is_the_file_pandas_writes(tmp_path, monkeypatch, rows_at_a_tim
     assert ours.read_bytes().startswith(head)
 
 
+@pytest.mark.parametrize("child_fails", [False, True])
+def test_a_long_runs_csv_is_written_by_a_child_while_the_report_draws(
+    tmp_path, monkeypatch, capfd, child_fails
+):
+    """Past ``CSV_ROWS`` rows a forked child writes runs.csv (Linux); the file is ``to_csv``'s
+    bytes when waited for, and a child that fails leaves no traceback: the parent writes it."""
+    import importlib
+    import os
+
+    render = importlib.import_module("lincls.experiments.report.render")
+    monkeypatch.setattr(render, "CSV_ROWS", 4)
+    table = pd.DataFrame({"run_id": [f"r{k}" for k in range(10)],
+                          "metrics.m": np.linspace(0, 1, 10)})  # fmt: skip
+    parent, writers = os.getpid(), []
+    write = render.write_runs_csv
+
+    def spied(frame, path):
+        writers.append(os.getpid())
+        if child_fails and os.getpid() != parent:
+            raise RuntimeError("the child's disk is full")
+        write(frame, path)
+
+    monkeypatch.setattr(render, "write_runs_csv", spied)
+    ours, theirs = tmp_path / "runs.csv", tmp_path / "pandas.csv"
+    wait = render.start_runs_csv(table, ours)
+    wait()
+    table.to_csv(theirs, index=False)
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert writers == ([parent] if child_fails else [])  # the child's own list is not ours
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_plane_runs_log_weights_that_redraw_their_predictions(study):
     from lincls.registry import build_dataset
 

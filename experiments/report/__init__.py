@@ -66,7 +66,7 @@ from lincls.experiments.report.render import (
     RUNS_FILE,
     TOLERANCE,
     render,
-    write_runs_csv,
+    start_runs_csv,
 )
 from lincls.experiments.report.studies import study_sections
 from lincls.experiments.report.tables import (
@@ -147,6 +147,7 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     ):  # no stale plot from an earlier report
         (out_dir / name).unlink(missing_ok=True)
     runs = selection.runs
+    runs_written = start_runs_csv(portable_runs(runs), out_dir / RUNS_FILE)  # while we draw
     curves = metric_histories(client, curve_sample(runs)["run_id"], CURVE_METRIC)
     data = PlotInput(runs, curves)
     plots = {plot.file: plot.draw(data, out_dir / plot.file) for plot in PLOTS}
@@ -156,7 +157,7 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
     extra, extra_files = study_sections(client, runs, out_dir)  # a reproduced paper's section
     text += extra
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")
-    write_runs_csv(portable_runs(runs), out_dir / RUNS_FILE)
+    runs_written()
     page = render_html(text, out_dir, f"lincls study {selection.study}")
     (out_dir / HTML_FILE).write_text(page, encoding="utf-8")
     drawn = [out_dir / name for name, why in plots.items() if why is None]

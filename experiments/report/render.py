@@ -8,7 +8,11 @@ this one, taking the same arguments.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -302,6 +306,45 @@ def _csv_cells(values: pd.Series, kind: str, quoting: str) -> Any:
 
 # Rows formatted and written at a time: a million runs' cells are ~2 GB of text at once
 CSV_ROWS = 65_536
+
+
+def start_runs_csv(table: pd.DataFrame, path: Path) -> Callable[[], None]:
+    """Start ``write_runs_csv(table, path)``; the call returned waits until the file is written.
+    Where the system forks (Linux) and the table is long, a child process writes it while the
+    report draws (a million runs' file takes ~50 s of one core); a child that fails leaves the
+    file to be written here when waited for. Elsewhere the file is written before returning."""
+    if sys.platform != "linux" or len(table) <= CSV_ROWS:
+        write_runs_csv(table, path)
+        return lambda: None
+    import multiprocessing
+
+    sys.stdout.flush()  # a child would write the parent's unwritten lines again
+    sys.stderr.flush()
+    try:
+        child = multiprocessing.get_context("fork").Process(
+            target=_write_in_child, args=(table, path), name="lincls-runs-csv", daemon=True
+        )
+        child.start()
+    except OSError:  # no process to be had: write it here
+        write_runs_csv(table, path)
+        return lambda: None
+
+    def wait() -> None:
+        child.join()
+        if child.exitcode != 0:
+            write_runs_csv(table, path)
+
+    return wait
+
+
+def _write_in_child(table: pd.DataFrame, path: Path) -> None:
+    """``write_runs_csv`` in the child: Ctrl-C is the parent's to handle, and a failure is its
+    exit status (the parent writes the file again), never a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        write_runs_csv(table, path)
+    except BaseException:
+        os._exit(1)
 
 
 def write_runs_csv(table: pd.DataFrame, path) -> None:

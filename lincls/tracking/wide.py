@@ -114,7 +114,8 @@ class Wide:
                 taken.to_pandas() if taken.null_count < count else [None] * count
             )
         self._parts.clear()
-        return pd.DataFrame(columns, index=range(count))
+        # copy=False: each column its own block, not stacked into one (a copy of them all)
+        return pd.DataFrame(columns, index=range(count), copy=False)
 
 
 @contextmanager
