@@ -5,8 +5,9 @@ Two ways, the same columns (``tests/test_reader.py``):
 - **Whole tables, streamed** (SQLite, the runs a large share of the store's): every row of the
   long tables read as Arrow batches by the ADBC driver (no Python object per value), each batch
   cut to the chosen runs and gathered into columns (``lincls.tracking.wide``), then dropped. The
-  records are decoded in this thread while another reads the tables' rows (the driver and
-  Arrow's kernels leave Python's lock), each with a connection of its own.
+  records are decoded in this thread while two others read the tables' rows, the params and the
+  rest (the driver and Arrow's kernels leave Python's lock), each with a connection of its
+  own. The chosen runs themselves are listed from their tags' indexes (``whole_info``).
 - **By id**: the chosen runs' rows, a chunk of ids a query, over SQLAlchemy (a few runs of a big
   store; PostgreSQL; a SQLite file this process holds, or no driver).
 
@@ -105,16 +106,17 @@ def _connect(db: Path) -> Any:
     return connection
 
 
-def _whole_rows(db: Path, gathered: Gathered, tag_keys: Sequence[str] | None) -> None:
-    """Every row of the long tables, streamed into ``gathered``'s row columns."""
+def _whole_rows(
+    db: Path, gathered: Gathered, tag_keys: Sequence[str] | None, tables: Sequence[str]
+) -> None:
+    """Every row of the long ``tables``, streamed into ``gathered``'s row columns."""
     with _connect(db) as connection:
-        for table, wide in (("metrics", gathered.metrics), ("tags", gathered.tags),
-                            ("params", gathered.params)):  # fmt: skip
+        for table in tables:
             # "+key": a scan of the table, not a lookup of each row through the key's index
             # (9 s against 2 s on 2.7M tags)
             sql = LONG[table] + (f" WHERE +{_keys_sql(tag_keys)}" if table == "tags" else "")
             for batch in _batches(connection, sql):
-                wide.add(batch)
+                getattr(gathered, table).add(batch)
 
 
 def _whole_records(db: Path, gathered: Gathered, wanted: set[str] | None) -> None:
@@ -198,21 +200,25 @@ def whole_tables(
     gathered = Gathered(run_ids)
     failed: list[BaseException] = []
 
-    def rows() -> None:
+    def rows(tables: Sequence[str]) -> None:
         try:
-            _whole_rows(db, gathered, tag_keys)
+            _whole_rows(db, gathered, tag_keys, tables)
         except BaseException as exc:  # handed to the caller's thread
             failed.append(exc)
 
-    reading = threading.Thread(target=rows, name="lincls-long-rows", daemon=True)
-    reading.start()
+    # two readers of rows beside the records' decoding (the driver and Arrow's kernels leave
+    # Python's lock): a million runs' 25M params are as many rows as their metrics and tags
+    readers = [threading.Thread(target=rows, args=(tables,), name="lincls-long-rows", daemon=True)
+               for tables in (("params",), ("metrics", "tags"))]  # fmt: skip
+    for reader in readers:
+        reader.start()
     try:
         _whole_records(db, gathered, None if tag_keys is None else set(tag_keys))
     except (adbc.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        reading.join()
         return None
     finally:
-        reading.join()
+        for reader in readers:
+            reader.join()
     if failed:
         if isinstance(failed[0], adbc.Error | pa.ArrowInvalid | pa.ArrowNotImplementedError):
             return None

@@ -23,6 +23,10 @@ import orjson
 
 from lincls.tracking.record import FORMAT, SEPARATOR, inflated, summary
 
+# A run's row in the study: int32 (a study of up to 2**31 runs), half the memory of int64 for
+# the row numbers kept beside each of a million runs' ~150 values until their columns are made
+ROW = np.int32
+
 TAGS_AT = b',"t":'  # where a head's tags start (the encoder writes v, m, l, then t)
 MEMO = 4_096  # tags remembered at most (those of one dataset's runs come together)
 
@@ -97,12 +101,12 @@ class RecordTable:
         found: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for name, (rows, values) in self._numbers.items():
             found.setdefault(name, []).append(
-                (np.array(rows, dtype=np.int64), np.array(values, dtype=np.float64))
+                (np.array(rows, dtype=ROW), np.array(values, dtype=np.float64))
             )
         for names, rows, chunks in self._grouped.values():
             if not names:
                 continue
-            at = np.array(rows, dtype=np.int64)
+            at = np.array(rows, dtype=ROW)
             table = np.frombuffer(b"".join(chunks), dtype="<f8").reshape(len(rows), -1)
             for name, column in names.items():
                 found.setdefault(name, []).append((at, table[:, column]))
@@ -110,7 +114,7 @@ class RecordTable:
 
     def texts(self) -> dict[str, tuple[np.ndarray, list[str]]]:
         """Each tag's rows and texts."""
-        return {name: (np.array(rows, dtype=np.int64), texts)
+        return {name: (np.array(rows, dtype=ROW), texts)
                 for name, (rows, texts) in self._texts.items()}  # fmt: skip
 
 

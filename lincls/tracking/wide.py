@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lincls.tracking.record import RECORD_TAG, continuation
-from lincls.tracking.record_table import RecordTable
+from lincls.tracking.record_table import ROW, RecordTable
 
 
 class Positions:
@@ -36,7 +36,7 @@ class Positions:
             run_ids = run_ids.combine_chunks()
         codes = pc.dictionary_encode(run_ids)
         row = np.array([self._row.get(run_id, -1) for run_id in codes.dictionary.to_pylist()],
-                       dtype=np.int64)  # fmt: skip
+                       dtype=ROW)  # fmt: skip
         return row[codes.indices.to_numpy(zero_copy_only=False)] if len(row) else row
 
     def get(self, run_id: str) -> int:
@@ -96,14 +96,14 @@ class Wide:
         count = self.positions.count
         columns = {}
         for name in sorted(self._parts):
-            parts = self._parts[name]
+            parts = self._parts.pop(name)  # let each name's parts go once its column is made
             if self.numeric:
                 column = np.full(count, np.nan)
                 for rows, values in parts:
                     column[rows] = values.to_numpy(zero_copy_only=False)  # null: NaN
                 columns[f"{prefix}{name}"] = column
                 continue
-            at = np.full(count, -1, dtype=np.int64)
+            at = np.full(count, -1, dtype=np.int64)  # a position in the joined texts
             start = 0
             for rows, values in parts:
                 at[rows] = np.arange(start, start + len(values))
