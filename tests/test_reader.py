@@ -287,3 +287,24 @@ def test_the_report_reads_the_table_mlflow_runs_give(big_store, tags):
     pd.testing.assert_frame_equal(ours, theirs, check_exact=True)
     # s1: runs k = 1, 4, … of 1,197, less the deleted one
     assert len(ours) == {"sweep": 3, "s1": 398, "x": 0}[tags.get("lincls.study", "sweep")]
+
+
+def test_the_reports_table_is_the_same_from_runs_read_in_either_order(big_store):
+    """``rows_frame`` puts runs read newest first in the report's order (taking every column),
+    and keeps the columns of runs read in it (``oldest_first``) as they are: the same table."""
+    from lincls.experiments.report.collect import rows_frame
+
+    engine = reader.engine_for(big_store)
+    try:
+        experiment_id = reader.experiment_id_of(engine, "lincls")
+        chosen = {"lincls.study": "s2"}
+        newest, oldest = (
+            rows_frame(reader.read_rows(engine, experiment_id, chosen, oldest_first=first))
+            for first in (False, True)
+        )
+        read = reader.read_rows(engine, experiment_id, chosen)
+    finally:
+        engine.dispose()
+    assert read.info["start_ms"].is_monotonic_decreasing and len(read.info) > 300
+    pd.testing.assert_frame_equal(newest, oldest, check_exact=True)
+    assert oldest["start_time"].is_monotonic_increasing

@@ -203,19 +203,20 @@ def rows_frame(rows: reader.Rows) -> pd.DataFrame:
         return runs_frame([])
     order = info[["start_ms", "run_id"]].sort_values(["start_ms", "run_id"], kind="stable")
     at = order.index.to_numpy()
+    if np.array_equal(at, np.arange(len(at))):
+        at = None  # read in this order (``oldest_first``): the columns as they are
     data: dict[str, Any] = {
-        "run_id": info["run_id"].to_numpy()[at].tolist(),
-        "run_name": info["name"].to_numpy()[at].tolist(),
-        "start_time": info["start_ms"].to_numpy()[at].tolist(),
-        "status": info["status"].to_numpy()[at].tolist(),
-    }
+        name: info[column].to_numpy()[slice(None) if at is None else at].tolist()
+        for name, column in (("run_id", "run_id"), ("run_name", "name"),
+                             ("start_time", "start_ms"), ("status", "status"))
+    }  # fmt: skip
     # "metrics." < "params." < "tags.": the names sorted. ``rows`` gives up each kind's table
     # once it is taken, so that the runs are never held twice.
     for kind in ("metrics", "params", "tags"):
         wide = getattr(rows, kind)
         setattr(rows, kind, wide.iloc[:, :0])
         for name in sorted(wide.columns):
-            data[name] = wide[name].array.take(at)
+            data[name] = wide[name].array if at is None else wide[name].array.take(at)
         del wide
     return pd.DataFrame(data, copy=False)  # the columns just taken: no copy of them again
 
@@ -238,7 +239,9 @@ def read_runs(
         found = search_all(client, experiment_id, " and ".join(clauses), page_size)
         return runs_frame(found, tag_keys)
     try:
-        return rows_frame(reader.read_rows(engine, experiment_id, tags, tag_keys=tag_keys))
+        return rows_frame(
+            reader.read_rows(engine, experiment_id, tags, tag_keys=tag_keys, oldest_first=True)
+        )
     finally:
         engine.dispose()
 

@@ -127,10 +127,13 @@ def read_rows(
     tags: Mapping[str, str] = {},
     status: str | None = None,
     tag_keys: Sequence[str] | None = None,
+    oldest_first: bool = False,
 ) -> Rows:
     """The active runs of ``experiment_id`` with every tag of ``tags`` (name: value) and
     ``status`` (None: any); ``tag_keys`` (None: all) are the tags read. A run's record gives its
-    values as the rows they stand for (``lincls.tracking.long_rows``)."""
+    values as the rows they stand for (``lincls.tracking.long_rows``). The runs are newest first
+    (MLflow's order), or by start time then run id (``oldest_first``: the report's order, the
+    columns made in it rather than reordered, a copy of them all)."""
     import sqlalchemy
 
     requested = None if tag_keys is None else list(tag_keys)
@@ -164,6 +167,8 @@ def read_rows(
             )
         everyone = query("SELECT COUNT(*) FROM runs", {})[0][0] if driver and len(info) else 0
     # this connection closed (NullPool keeps none): the driver reads if nothing else holds it
+    if oldest_first:
+        info = info.sort_values(["start_ms", "run_id"], kind="stable").reset_index(drop=True)
     ids = info["run_id"].tolist()
     found = None
     if everyone and len(info) >= WHOLE_TABLE_SHARE * everyone:
