@@ -179,3 +179,16 @@ def test_one_query_finds_the_figures_as_python_reads_the_descriptions(store):
     tags = {run_id: client.get_run(run_id).data.tags for run_id in store["runs"]}
     assert shown == {r for r, t in tags.items() if shows_figure(t.get(NOTE_TAG), r)}
     assert colors == {r: t["mlflow.runColor"] for r, t in tags.items() if "mlflow.runColor" in t}
+    # read in a thread of its own while the report draws: the same state
+    assert report_figures.FigureState(store["uri"], store["runs"]).get() == (shown, colors)
+
+
+def test_a_failed_read_of_the_figure_state_is_raised_where_it_is_asked(store, monkeypatch):
+    def broken(*_):
+        raise OSError("disk I/O error")
+
+    monkeypatch.setattr(report_figures, "_sql_state", broken)
+    state = report_figures.FigureState(store["uri"], store["runs"])
+    with pytest.raises(OSError, match="disk I/O error"):
+        state.get()
+    assert report_figures.FigureState("http://127.0.0.1:9/", store["runs"]).get() is None

@@ -23,8 +23,9 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lincls import tracking
 from lincls.errors import LinclsInputError
@@ -42,7 +43,7 @@ from lincls.experiments.report.collect import (
     search_all,
     select_runs,
 )
-from lincls.experiments.report.figures import picture_runs
+from lincls.experiments.report.figures import FigureState, picture_runs
 from lincls.experiments.report.frontier import frontier_section
 from lincls.experiments.report.html import HTML_FILE, artifact_markdown, render_html
 from lincls.experiments.report.plots import (
@@ -136,8 +137,12 @@ __all__ = [
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
-    """Write report.md, the plots and runs.csv into ``out_dir``; the files written."""
+def write_report(
+    client, selection: Selection, out_dir: Path, meanwhile: Callable[[], Any] = lambda: None
+) -> list[Path]:
+    """Write report.md, the plots and runs.csv into ``out_dir``; the files written.
+    ``meanwhile`` is called once runs.csv's writer has started (a thread it starts is not in
+    that forked child)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in (
         REPORT_FILE,
@@ -148,6 +153,7 @@ def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
         (out_dir / name).unlink(missing_ok=True)
     runs = selection.runs
     runs_written = start_runs_csv(portable_runs(runs), out_dir / RUNS_FILE)  # while we draw
+    meanwhile()
     curves = metric_histories(client, curve_sample(runs)["run_id"], CURVE_METRIC)
     data = PlotInput(runs, curves)
     plots = {plot.file: plot.draw(data, out_dir / plot.file) for plot in PLOTS}
@@ -255,11 +261,13 @@ def main(
             raise LinclsInputError("--out", f"cannot make {out_dir} ({exc.strerror})") from None
         if not os.access(out_dir, os.W_OK):
             raise LinclsInputError("--out", f"{out_dir} is not writable by this user")
-        files = write_report(client, selection, out_dir)
+        states: list[FigureState] = []  # the runs' figure state, read while the report draws
+        files = write_report(client, selection, out_dir, lambda: states.append(
+            FigureState(uri, selection.runs["run_id"])))  # fmt: skip
         # runs outside a sweep have no parent to log to; a running sweep's report is not final
         if selection.parents and selection.parents[0] not in selection.running:
             log_report(client, selection.parents[0], files)
-        drawn, colored = picture_runs(client, experiment_id, selection.runs)
+        drawn, colored = picture_runs(client, experiment_id, selection.runs, *states)
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import colorsys
 import itertools
+import threading
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -184,15 +186,50 @@ def set_tags(client, uri: str, tags: Mapping[str, Mapping[str, str]]) -> None:
             client.set_tag(run_id, key, value)
 
 
-def picture_runs(client, experiment_id: str, runs: pd.DataFrame) -> tuple[int, int]:
+class FigureState:
+    """The runs' figure state (``_sql_state``: the runs whose description shows their figure,
+    each run's colour), read in a thread of its own from the moment it is made, so that the
+    report draws meanwhile (a scan of a million runs' tags takes ~15 s; SQLite leaves Python's
+    lock while it reads). ``get()`` waits for it and raises what the read raised."""
+
+    def __init__(self, uri: str, run_ids: Sequence[str]) -> None:
+        self._found: list[Any] = []
+        self._thread = threading.Thread(target=self._read, args=(uri, list(run_ids)),
+                                         name="lincls-figure-state", daemon=True)  # fmt: skip
+        self._thread.start()
+
+    def _read(self, uri: str, run_ids: list[str]) -> None:
+        try:
+            engine = reader.engine_for(uri)
+            try:
+                self._found.append(None if engine is None else _sql_state(engine, run_ids))
+            finally:
+                if engine is not None:
+                    engine.dispose()
+        except BaseException as exc:  # raised in the caller's thread by ``get``
+            self._found.append(exc)
+
+    def get(self) -> tuple[set[str], dict[str, str]] | None:
+        """The state (None: a store not read with SQL)."""
+        self._thread.join()
+        if isinstance(self._found[0], BaseException):
+            raise self._found[0]
+        return self._found[0]
+
+
+def picture_runs(
+    client, experiment_id: str, runs: pd.DataFrame, state: FigureState | None = None
+) -> tuple[int, int]:
     """The report's pass over its runs: figures drawn for the runs without one (and shown in
-    their descriptions), colours set; (figures drawn, colours set)."""
+    their descriptions), colours set; (figures drawn, colours set). ``state``: their state,
+    read beforehand (None: read here)."""
     uri = str(getattr(client, "tracking_uri", "") or "")
     run_ids = list(runs["run_id"])
     engine = reader.engine_for(uri)
     try:
         if engine is not None:
-            shown, colors = _sql_state(engine, run_ids)
+            found = state.get() if state is not None else None
+            shown, colors = found if found is not None else _sql_state(engine, run_ids)
         else:
             tags = _search_tags(client, experiment_id, run_ids)
             shown = {r for r, found in tags.items() if shows_figure(found.get(NOTE_TAG), r)}
