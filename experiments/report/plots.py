@@ -210,14 +210,16 @@ def plot_mistakes_vs_gamma(data: PlotInput, path: Path) -> str | None:
 def curve_sample(frame: pd.DataFrame, count: int = CURVE_RUNS) -> pd.DataFrame:
     """At most ``count`` runs with a bound, spread evenly over their tightest-bound ratios."""
     ratio = column(frame, "metrics.bound_ratio.tightest")
-    bounded = frame[ratio.notna() & column(frame, "metrics.mistakes").notna()]
-    bounded = bounded.assign(_ratio=ratio[bounded.index]).sort_values(
-        ["_ratio", "run_id"], kind="stable"
-    )
-    if bounded.shape[0] <= count:
-        return bounded.drop(columns="_ratio")
-    picks = np.unique(np.round(np.linspace(0, bounded.shape[0] - 1, count)).astype(int))
-    return bounded.iloc[picks].drop(columns="_ratio")
+    bounded = (ratio.notna() & column(frame, "metrics.mistakes").notna()).to_numpy()
+    # the order found on the two columns that make it, the runs taken once (the whole table
+    # filtered and sorted was two copies of it)
+    keys = pd.DataFrame({"_ratio": ratio.to_numpy()[bounded],
+                         "run_id": frame["run_id"].array[bounded],
+                         "_at": np.flatnonzero(bounded)})  # fmt: skip
+    at = keys.sort_values(["_ratio", "run_id"], kind="stable")["_at"].to_numpy()
+    if len(at) > count:
+        at = at[np.unique(np.round(np.linspace(0, len(at) - 1, count)).astype(int))]
+    return frame.iloc[at]
 
 
 def plot_cumulative(data: PlotInput, path: Path) -> str | None:
