@@ -132,8 +132,9 @@ def plot_bound_ratios(data: PlotInput, path: Path) -> str | None:
     labels = learner_labels(frame)
     boxes, names = [], []
     for label in sorted(labels.unique()):
+        mine = (labels == label).to_numpy()  # once a label, not once a bound
         for bound in bound_names(frame):
-            ratio = column(frame, f"metrics.bound_ratio.{bound}")[labels == label].dropna()
+            ratio = column(frame, f"metrics.bound_ratio.{bound}")[mine].dropna()
             if ratio.shape[0]:
                 boxes.append(ratio.to_numpy(float))
                 family = " (a posteriori)" if bound_family(bound) == "a posteriori" else ""
