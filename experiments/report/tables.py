@@ -32,31 +32,26 @@ def learner_labels(frame: pd.DataFrame) -> pd.Series:
     names = names.fillna("?").astype(str)
     tagged = column(frame, "tags.learner_label")
     base = tagged.astype(object).fillna(names).astype(str)  # an all-missing column is float
+    labels = base.astype(object)
     prefix = "params.learner."
     params = [c for c in frame.columns if c.startswith(prefix) and c != f"{prefix}name"]
-    # each label's runs and each param's values as integer codes (a missing value a code of its
-    # own): which params vary within a label, and each distinct setting of them, are found on
-    # the codes, and a setting's text is made once (grouping and texts made run by run took
-    # ~2 s a call at a million runs)
-    label_of, names_found = pd.factorize(base, sort=True)
-    values = pd.DataFrame({c: pd.factorize(frame[c], use_na_sentinel=False)[0] for c in params})
-    distinct = values.groupby(label_of).nunique() if params else None
-    labels = base.to_numpy(dtype=object).copy()
-    for k, label in enumerate(names_found):
+    for label, group in frame[params].groupby(base, sort=True):  # not every column: 0.1 s
         shown = {c for c in params if f"{c[len(prefix) :]}=" in label}
-        varying = [c for c in params if c not in shown and distinct.at[k, c] > 1]
+        varying = [c for c in params if c not in shown and group[c].nunique(dropna=False) > 1]
         if not varying:
             continue
-        rows = np.flatnonzero(label_of == k)
-        setting = values.iloc[rows].groupby(varying, sort=False).ngroup().to_numpy()
-        firsts = rows[np.unique(setting, return_index=True)[1]]
+        # a group's labels at once, made once per distinct setting of its varying params
+        # (setting them row by row copied the whole column each time: quadratic in the runs;
+        # texts made run by run took ~10 s at a million runs)
         inner = label[:-1] + ", " if label.endswith(")") else label + " ("
-        described = pd.Series(inner, index=range(len(firsts)), dtype=object)
-        for j, c in enumerate(varying):
-            texts = frame[c].iloc[firsts].astype(object).map(str).to_numpy()
-            described = described + ("" if j == 0 else ", ") + f"{c[len(prefix) :]}=" + texts
-        labels[rows] = (described + ")").to_numpy()[setting]
-    return pd.Series(labels, index=frame.index).astype(str)
+        setting = group.groupby(varying, dropna=False, sort=False).ngroup().to_numpy()
+        firsts = group.iloc[np.unique(setting, return_index=True)[1]]
+        described = pd.Series(inner, index=firsts.index, dtype=object)
+        for k, c in enumerate(varying):
+            values = firsts[c].astype(object).map(str)
+            described = described + ("" if k == 0 else ", ") + f"{c[len(prefix) :]}=" + values
+        labels.loc[group.index] = (described + ")").to_numpy()[setting]
+    return labels.astype(str)
 
 
 def orders_of(frame: pd.DataFrame) -> pd.Series:
