@@ -289,6 +289,23 @@ def test_the_report_reads_the_table_mlflow_runs_give(big_store, tags):
     assert len(ours) == {"sweep": 3, "s1": 398, "x": 0}[tags.get("lincls.study", "sweep")]
 
 
+def test_a_tag_no_run_has_lists_no_run_through_its_index(big_store, tmp_path, monkeypatch):
+    """No row of the tag (the driver then types its empty column int64): no run, no error."""
+    copy = _copy(big_store, tmp_path / "mlflow.db")
+    info = long_rows.whole_info
+    seen: list = []
+    monkeypatch.setattr(long_rows, "whole_info", lambda *a: seen.append(info(*a)) or seen[-1])
+    engine = reader.engine_for(copy)
+    try:
+        experiment_id = reader.experiment_id_of(engine, "lincls")
+        for tags in ({"lincls.study": "nope"}, {"lincls.role": "nope", "lincls.study": "s1"}):
+            rows = reader.read_rows(engine, experiment_id, tags)
+            assert rows.info.empty and list(rows.info.columns) == reader.INFO_ROWS
+    finally:
+        engine.dispose()
+    assert [found is not None and found.empty for found in seen] == [True, True]
+
+
 def test_the_reports_table_is_the_same_from_runs_read_in_either_order(big_store):
     """``rows_frame`` puts runs read newest first in the report's order (taking every column),
     and keeps the columns of runs read in it (``oldest_first``) as they are: the same table."""

@@ -173,14 +173,19 @@ def whole_info(
                 cursor.execute(INFO_SQL.format(experiment=int(experiment_id), status=chosen))
                 runs = cursor.fetch_arrow_table()
             for key, value in tags.items():
+                if runs.num_rows == 0:
+                    break
                 with connection.cursor() as cursor:
                     # the key a literal: SQLite uses a partial index only for a query that
                     # names its condition
                     cursor.execute(f"SELECT run_uuid FROM tags WHERE key = {_literal(key)} "
                                    f"AND value = {_literal(value)}")  # fmt: skip
                     having = cursor.fetch_arrow_table().column(0)
+                if len(having) == 0:  # no row: the driver types the empty column int64
+                    runs = runs.slice(0, 0)
+                    break
                 runs = runs.filter(pc.is_in(runs.column(0), value_set=having.combine_chunks()))
-        except (adbc.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (adbc.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
     if runs.num_rows == 0:
         return pd.DataFrame([], columns=columns)  # typed as the caller's query types it
