@@ -113,7 +113,6 @@ class Wide:
             columns[f"{prefix}{name}"] = (
                 taken.to_pandas() if taken.null_count < count else [None] * count
             )
-        self._parts.clear()
         # copy=False: each column its own block, not stacked into one (a copy of them all)
         return pd.DataFrame(columns, index=range(count), copy=False)
 
