@@ -155,11 +155,12 @@ def write_report(
     runs_written = start_runs_csv(portable_runs(runs), out_dir / RUNS_FILE)  # while we draw
     meanwhile()
     curves = metric_histories(client, curve_sample(runs)["run_id"], CURVE_METRIC)
-    data = PlotInput(runs, curves)
+    learners = learner_labels(runs)  # once: the plots and tables each group by them
+    data = PlotInput(runs, curves, learners)
     plots = {plot.file: plot.draw(data, out_dir / plot.file) for plot in PLOTS}
-    tables = (bound_table(runs), fit_slopes(runs), family_ranges(runs))
-    text = render(selection, *tables, plots, slack=slack_table(runs))
-    text += frontier_section(runs)  # per theorem: the largest ratio beside the attainable one
+    tables = (bound_table(runs, learners), fit_slopes(runs, learners), family_ranges(runs))
+    text = render(selection, *tables, plots, slack=slack_table(runs, learners), learners=learners)
+    text += frontier_section(runs, learners)  # per theorem: largest ratio beside the attainable
     extra, extra_files = study_sections(client, runs, out_dir)  # a reproduced paper's section
     text += extra
     (out_dir / REPORT_FILE).write_text(text, encoding="utf-8")

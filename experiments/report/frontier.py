@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from lincls.experiments.report.collect import column
-from lincls.experiments.report.tables import TIGHTEST, bound_names, learner_labels, orders_of
+from lincls.experiments.report.tables import TIGHTEST, bound_names, labels_of, orders_of
 
 GAMES = ("perceptron_game", "orthogonal_game", "disjunction_game")
 SEARCHED = "searched"
@@ -117,7 +117,7 @@ def instance_labels(
     """Each run as the frontier names it: learner, dataset and what sets its numbers; of the
     runs at index ``rows`` only (None: all), ``learners`` the frame's ``learner_labels`` if
     known (a label depends on the other runs: what varies among those of its rule)."""
-    learners = learner_labels(frame) if learners is None else learners
+    learners = labels_of(frame, learners)
     if rows is not None:  # a million runs' labels cost seconds; the frontier names a few
         frame, learners = frame.loc[rows], learners.loc[rows]
     dataset = column(frame, "params.dataset.name").fillna(column(frame, "tags.dataset"))
@@ -171,7 +171,7 @@ def _fmt(value: float) -> str:
     return "1" if value == 1.0 else f"{value:.3f}"
 
 
-def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
+def frontier_table(frame: pd.DataFrame, learners: pd.Series | None = None) -> pd.DataFrame:
     """One row per theorem the runs log (``bound.<theorem>``, the tightest of each family left
     out): runs that logged it, the largest ratio per kind of instance ("vacuous" where every
     such run found it vacuous, "—" where none logged it; a searched one names its search and
@@ -179,7 +179,7 @@ def frontier_table(frame: pd.DataFrame) -> pd.DataFrame:
     by which the theorem looks loose where searches ran and every run stalls below ``MET``
     (else NaN)."""
     kinds = instance_kinds(frame)
-    learners = learner_labels(frame)
+    learners = labels_of(frame, learners)
     settings = learner_settings(frame)  # once for the frame: each theorem counts its own
     of_kind = {kind: kinds == kind for kind in KINDS}  # once, not per theorem (1M texts each)
     rows = []
@@ -318,10 +318,10 @@ def _searched_by(frame: pd.DataFrame, index) -> str:
     return f" by {shown}, run {frame.loc[index, 'run_id']}"
 
 
-def frontier_section(frame: pd.DataFrame) -> str:
+def frontier_section(frame: pd.DataFrame, learners: pd.Series | None = None) -> str:
     """The report's section: the table as markdown, with what its columns mean ("" when the runs
     log no mistake bound)."""
-    table = frontier_table(frame)
+    table = frontier_table(frame, learners)
     if table.empty:
         return ""
     lines = [

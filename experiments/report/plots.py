@@ -23,7 +23,7 @@ import pandas as pd
 
 from lincls.errors import LinclsInputError
 from lincls.experiments.report.collect import Curve, column, dataset_config
-from lincls.experiments.report.tables import bound_family, bound_names, learner_labels
+from lincls.experiments.report.tables import bound_family, bound_names, labels_of
 
 CURVE_METRIC = "cumulative_mistakes"  # the per-step history plot_cumulative draws
 CURVE_RUNS = 8  # cumulative-mistake curves drawn (evenly spread over the bound ratios)
@@ -39,6 +39,11 @@ class PlotInput:
 
     runs: pd.DataFrame
     curves: Mapping[str, Curve] = field(default_factory=dict)
+    learners: pd.Series | None = None  # the runs' ``learner_labels``, if made already
+
+    def labels(self) -> pd.Series:
+        """Each run's learner label (``learner_labels`` of the runs)."""
+        return labels_of(self.runs, self.learners)
 
 
 def _matplotlib_version() -> tuple[int, int]:
@@ -106,7 +111,7 @@ def plot_mistakes_vs_bound(data: PlotInput, path: Path) -> str | None:
     ok = _positive(mistakes, bound)
     if not ok.any():
         return "no run has both mistakes > 0 and a mistake bound"
-    labels = learner_labels(frame)
+    labels = data.labels()
     fig = _figure()
     ax = fig.add_subplot()
     for label in sorted(labels[ok].unique()):
@@ -129,7 +134,7 @@ def plot_bound_ratios(data: PlotInput, path: Path) -> str | None:
     """The distribution of mistakes / bound per learner and bound (box plots); a bound's vacuous
     runs log no ratio, so they are not drawn (the report's table counts them)."""
     frame = data.runs
-    labels = learner_labels(frame)
+    labels = data.labels()
     boxes, names = [], []
     for label in sorted(labels.unique()):
         mine = (labels == label).to_numpy()  # once a label, not once a bound
@@ -164,7 +169,7 @@ def plot_mistakes_vs_gamma(data: PlotInput, path: Path) -> str | None:
     ok = _positive(mistakes, gamma, radius)
     if not ok.any():
         return "no run has mistakes > 0 and a certified margin γ"
-    labels = learner_labels(frame)
+    labels = data.labels()
     rounded = radius.round(9)
     markers = "os^vD<>pP*X"
     fig = _figure()
@@ -229,7 +234,7 @@ def plot_cumulative(data: PlotInput, path: Path) -> str | None:
     sample = frame[frame["run_id"].isin([k for k, v in curves.items() if v])]
     if sample.empty:
         return "no run with a bound logged a cumulative_mistakes curve"
-    labels = learner_labels(frame)
+    labels = data.labels()
     fig = _figure(7.5, 4.8)
     ax = fig.add_subplot()
     for index, run in sample.iterrows():
@@ -280,16 +285,17 @@ def plot_decision_boundaries(data: PlotInput, path: Path) -> str | None:
     panels = []
     for _, run in runs.iterrows():
         try:
-            data = build_dataset(dataset_config(run))
+            built = build_dataset(dataset_config(run))
         except (LinclsInputError, OSError, TypeError, ValueError):
             continue  # e.g. a CSV file that is not there any more
-        if data.X.shape[1] == 2:
-            panels.append((run, data.X.toarray() if hasattr(data.X, "toarray") else data.X, data.y))
+        if built.X.shape[1] == 2:
+            X = built.X.toarray() if hasattr(built.X, "toarray") else built.X
+            panels.append((run, X, built.y))
         if len(panels) == BOUNDARY_RUNS:
             break
     if not panels:
         return "the data of the 2-D runs could not be rebuilt from their params"
-    labels = learner_labels(frame)
+    labels = data.labels()
     fig = _figure(4.0 * len(panels), 4.2)
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, (run, X, y) in zip(axes, panels, strict=True):
@@ -322,7 +328,7 @@ def plot_margin_to_max(data: PlotInput, path: Path) -> str | None:
     1 is the maximum-margin hyperplane, ≤ 0 a hyperplane that does not separate the data."""
     frame = data.runs
     ratio = column(frame, "metrics.hyperplane.margin_to_max")
-    labels = learner_labels(frame)
+    labels = data.labels()
     names = sorted(labels[ratio.notna()].unique())
     if not names:
         return (

@@ -27,7 +27,7 @@ from lincls.experiments.report.tables import (
     TIGHTEST,
     SlopeFit,
     hyperplane_table,
-    learner_labels,
+    labels_of,
 )
 
 REPORT_FILE = "report.md"
@@ -147,13 +147,16 @@ def render(
     plots: Mapping[str, str | None],
     slack: pd.DataFrame | None = None,
     margins: pd.DataFrame | None = None,
+    learners: pd.Series | None = None,
 ) -> str:
     """``report.md``: the tables and, per plot, its image or the line saying why it is left out.
 
-    ``margins`` (``tables.hyperplane_table``) is computed from the runs when not given.
+    ``margins`` (``tables.hyperplane_table``) and ``learners`` (the runs' ``learner_labels``) are
+    computed from the runs when not given.
     """
     runs = selection.runs
-    margins = hyperplane_table(runs) if margins is None else margins
+    learners = labels_of(runs, learners)
+    margins = hyperplane_table(runs, learners) if margins is None else margins
     flagged = int((column(runs, "tags.bound_violated") == "true").sum())
     lines = [
         f"# Study `{selection.study}`",
@@ -167,7 +170,7 @@ def render(
         "- Sweeps (parent runs, newest first): "
         + (", ".join(f"`{p}`" for p in selection.parents) or "none (runs outside any sweep)"),
         *running_lines(selection.running),
-        f"- Learners: {', '.join(sorted(learner_labels(runs).unique()))}; datasets: "
+        f"- Learners: {', '.join(sorted(learners.unique()))}; datasets: "
         f"{', '.join(sorted(column(runs, 'tags.dataset').dropna().unique()))}",
         f"- Runs the runner tagged `bound_violated=true`: {flagged}",
         "",
@@ -237,7 +240,7 @@ def render(
         )
     lines += _slack_lines(slack)
     lines += _margin_lines(margins)
-    lines += spread_lines(runs)  # mean ± std over orderings, where runs logged it
+    lines += spread_lines(runs, learners)  # mean ± std over orderings, where runs logged it
     lines += ["", "## Plots", ""]
     for plot in PLOTS:
         why = plots.get(plot.file, "not drawn")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from lincls.experiments.report.collect import column
-from lincls.experiments.report.tables import learner_labels
+from lincls.experiments.report.tables import labels_of
 
 _RATIO_MEAN = re.compile(r"^metrics\.bound_ratio_mean\.(.+)$")
 # the params that say which data a run saw, beside its name (the seed is a replicate: pooled)
@@ -65,7 +65,9 @@ def pooled(counts: pd.Series, means: pd.Series, stds: pd.Series) -> tuple[float,
     return mean, math.sqrt(max(second - mean * mean, 0.0))
 
 
-def spread_table(frame: pd.DataFrame, metric: str = "mistakes") -> pd.DataFrame:
+def spread_table(
+    frame: pd.DataFrame, metric: str = "mistakes", learners: pd.Series | None = None
+) -> pd.DataFrame:
     """Per learner and dataset label, over the runs with several orderings: runs, orderings,
     mean and std of ``metric`` (``mistakes``, ``updates`` or ``bound_ratio.<theorem>``, whose
     mean and std are ``bound_ratio_mean.<theorem>`` and ``bound_ratio_std.<theorem>``)."""
@@ -82,7 +84,7 @@ def spread_table(frame: pd.DataFrame, metric: str = "mistakes") -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     kept = pd.DataFrame(
         {
-            "learner": learner_labels(frame)[keep],
+            "learner": labels_of(frame, learners)[keep],
             "dataset": dataset_labels(frame)[keep],
             "n": column(frame, "metrics.orders")[keep],
             "mean": means[keep],
@@ -118,9 +120,9 @@ def bounds_with_spread(frame: pd.DataFrame) -> list[str]:
     return sorted({m.group(1) for c in frame.columns if (m := _RATIO_MEAN.match(c))})
 
 
-def spread_lines(frame: pd.DataFrame) -> list[str]:
+def spread_lines(frame: pd.DataFrame, learners: pd.Series | None = None) -> list[str]:
     """The report's section on runs with several orderings; nothing when there are none."""
-    mistakes = spread_table(frame, "mistakes")
+    mistakes = spread_table(frame, "mistakes", learners)
     if mistakes.empty:
         return []
     orderings = sorted({int(n) for n in column(frame, "metrics.orders").dropna() if n > 1})
@@ -142,12 +144,12 @@ def spread_lines(frame: pd.DataFrame) -> list[str]:
         "",
         *_markdown(libol_layout(mistakes)),
     ]
-    updates = spread_table(frame, "updates")
+    updates = spread_table(frame, "updates", learners)
     if not updates.empty and not np.allclose(updates["mean"], mistakes["mean"]):
         lines += ["", "Updates (mean ± std):", "", *_markdown(libol_layout(updates))]
     ratio_tables = 0
     for theorem in bounds_with_spread(frame):
-        ratios = spread_table(frame, f"bound_ratio.{theorem}")
+        ratios = spread_table(frame, f"bound_ratio.{theorem}", learners)
         if ratios.empty:
             continue
         ratio_tables += 1
