@@ -167,28 +167,44 @@ def test_the_report_draws_only_the_runs_without_a_figure_then_none(store, capsys
     assert "run figures drawn: 0, run colours set: 0" in capsys.readouterr().out
 
 
-def test_one_query_finds_the_figures_as_python_reads_the_descriptions(store):
+@pytest.mark.parametrize("whole_tables", [True, False])
+def test_the_figure_state_read_with_the_runs_is_the_one_querys_and_pythons(
+    store, monkeypatch, whole_tables
+):
+    """One run's description without its figure, another without a colour: the state read in
+    the reader's pass over the tags (whole tables, or by id) is the one query's, and what Python
+    reads of each run's tags; its columns are taken out of the runs."""
     from lincls.tracking import reader
 
-    engine = reader.engine_for(store["uri"])
-    try:
-        shown, colors = report_figures._sql_state(engine, store["runs"])
-    finally:
-        engine.dispose()
     client = store["client"]
-    tags = {run_id: client.get_run(run_id).data.tags for run_id in store["runs"]}
-    assert shown == {r for r, t in tags.items() if shows_figure(t.get(NOTE_TAG), r)}
-    assert colors == {r: t["mlflow.runColor"] for r, t in tags.items() if "mlflow.runColor" in t}
-    # read in a thread of its own while the report draws: the same state
-    assert report_figures.FigureState(store["uri"], store["runs"]).get() == (shown, colors)
-
-
-def test_a_failed_read_of_the_figure_state_is_raised_where_it_is_asked(store, monkeypatch):
-    def broken(*_):
-        raise OSError("disk I/O error")
-
-    monkeypatch.setattr(report_figures, "_sql_state", broken)
-    state = report_figures.FigureState(store["uri"], store["runs"])
-    with pytest.raises(OSError, match="disk I/O error"):
-        state.get()
-    assert report_figures.FigureState("http://127.0.0.1:9/", store["runs"]).get() is None
+    plain, uncoloured, shown_run = store["runs"][1], store["runs"][0], store["runs"][2]
+    before = {run_id: client.get_run(run_id).data.tags for run_id in store["runs"][:3]}
+    client.set_tag(plain, NOTE_TAG, "a description without its figure")
+    client.set_tag(shown_run, NOTE_TAG, with_figure("its description", shown_run))
+    client.set_tag(shown_run, "mlflow.runColor", "#123456")
+    if "mlflow.runColor" in before[uncoloured]:
+        client.delete_tag(uncoloured, "mlflow.runColor")
+    monkeypatch.setattr(reader, "WHOLE_TABLE_SHARE", 0.0 if whole_tables else 2.0)
+    try:
+        selection = report.select_runs(*report.open_store(store["uri"], "lincls"), "pictures",
+                                       tag_sql=report_figures.FIGURE_TAGS)  # fmt: skip
+        state = report_figures.figure_state(selection.runs)
+        engine = reader.engine_for(store["uri"])
+        try:
+            queried = report_figures._sql_state(engine, store["runs"])
+        finally:
+            engine.dispose()
+        tags = {run_id: client.get_run(run_id).data.tags for run_id in store["runs"]}
+    finally:  # as the other tests left them
+        for run_id, found in before.items():
+            client.set_tag(run_id, NOTE_TAG, found[NOTE_TAG])
+            if "mlflow.runColor" in found:
+                client.set_tag(run_id, "mlflow.runColor", found["mlflow.runColor"])
+            elif run_id == shown_run:
+                client.delete_tag(run_id, "mlflow.runColor")
+    shown = {r for r, t in tags.items() if shows_figure(t.get(NOTE_TAG), r)}
+    colors = {r: t["mlflow.runColor"] for r, t in tags.items() if "mlflow.runColor" in t}
+    assert state == queried == (shown, colors)
+    assert shown_run in shown and plain not in shown
+    assert colors[shown_run] == "#123456" and uncoloured not in colors
+    assert not {f"tags.{NOTE_TAG}", "tags.mlflow.runColor"} & set(selection.runs.columns)

@@ -23,9 +23,8 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from lincls import tracking
 from lincls.errors import LinclsInputError
@@ -43,7 +42,7 @@ from lincls.experiments.report.collect import (
     search_all,
     select_runs,
 )
-from lincls.experiments.report.figures import FigureState, picture_runs
+from lincls.experiments.report.figures import FIGURE_TAGS, figure_state, picture_runs
 from lincls.experiments.report.frontier import frontier_section
 from lincls.experiments.report.html import HTML_FILE, artifact_markdown, render_html
 from lincls.experiments.report.plots import (
@@ -137,12 +136,8 @@ __all__ = [
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def write_report(
-    client, selection: Selection, out_dir: Path, meanwhile: Callable[[], Any] = lambda: None
-) -> list[Path]:
-    """Write report.md, the plots and runs.csv into ``out_dir``; the files written.
-    ``meanwhile`` is called once runs.csv's writer has started (a thread it starts is not in
-    that forked child)."""
+def write_report(client, selection: Selection, out_dir: Path) -> list[Path]:
+    """Write report.md, the plots and runs.csv into ``out_dir``; the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for name in (
         REPORT_FILE,
@@ -153,7 +148,6 @@ def write_report(
         (out_dir / name).unlink(missing_ok=True)
     runs = selection.runs
     runs_written = start_runs_csv(portable_runs(runs), out_dir / RUNS_FILE)  # while we draw
-    meanwhile()
     curves = metric_histories(client, curve_sample(runs)["run_id"], CURVE_METRIC)
     learners = learner_labels(runs)  # once: the plots and tables each group by them
     data = PlotInput(runs, curves, learners)
@@ -252,7 +246,9 @@ def main(
     try:
         check_store_file(uri, "--store")  # one line, and never an empty store made
         client, experiment_id = open_store(uri, args.experiment)
-        selection = select_runs(client, experiment_id, args.target)
+        # each run's figure state read with it, in the reader's one pass over the tags
+        selection = select_runs(client, experiment_id, args.target, tag_sql=FIGURE_TAGS)
+        state = figure_state(selection.runs)
         out_dir = args.out or tracking.home() / safe_name(selection.study)
         if out_dir.exists() and not out_dir.is_dir():
             raise LinclsInputError("--out", f"{out_dir} is a file, not a directory")
@@ -262,13 +258,11 @@ def main(
             raise LinclsInputError("--out", f"cannot make {out_dir} ({exc.strerror})") from None
         if not os.access(out_dir, os.W_OK):
             raise LinclsInputError("--out", f"{out_dir} is not writable by this user")
-        states: list[FigureState] = []  # the runs' figure state, read while the report draws
-        files = write_report(client, selection, out_dir, lambda: states.append(
-            FigureState(uri, selection.runs["run_id"])))  # fmt: skip
+        files = write_report(client, selection, out_dir)
         # runs outside a sweep have no parent to log to; a running sweep's report is not final
         if selection.parents and selection.parents[0] not in selection.running:
             log_report(client, selection.parents[0], files)
-        drawn, colored = picture_runs(client, experiment_id, selection.runs, *states)
+        drawn, colored = picture_runs(client, experiment_id, selection.runs, state)
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -10,7 +10,7 @@ by page through MLflow's ``search_runs``: the same table either way.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,21 +229,25 @@ def read_runs(
     tags: dict[str, str],
     page_size: int = PAGE_SIZE,
     tag_keys: Sequence[str] = TAGS_KEPT,
+    tag_sql: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The runs of ``experiment_id`` with every tag of ``tags`` (name: value) as ``runs_frame``
     gives them (the tags ``tag_keys``): read with SQL where ``tracking.reader`` reads the store,
-    else searched page by page."""
+    else searched page by page. ``tag_sql``: tags read besides, as SQL expressions of their rows
+    (``reader.read_rows``), where the store is read with SQL; searched runs have none of them."""
     for value in tags.values():
         _quoted("study", value)
+    tag_sql = dict(tag_sql or {})
     engine = reader.engine_for(str(getattr(client, "tracking_uri", "") or ""))
     if engine is None:
         clauses = [f"tags.`{key}` = '{value}'" for key, value in tags.items()]
         found = search_all(client, experiment_id, " and ".join(clauses), page_size)
         return runs_frame(found, tag_keys)
     try:
-        return rows_frame(
-            reader.read_rows(engine, experiment_id, tags, tag_keys=tag_keys, oldest_first=True)
-        )
+        keys = (*tag_keys, *tag_sql)
+        rows = reader.read_rows(engine, experiment_id, tags, tag_keys=keys, oldest_first=True,
+                                tag_sql=tag_sql)  # fmt: skip
+        return rows_frame(rows)
     finally:
         engine.dispose()
 
@@ -254,10 +258,15 @@ def _text(run: pd.Series, name: str) -> str | None:
 
 
 def select_runs(
-    client, experiment_id: str, target: str | None = None, page_size: int = PAGE_SIZE
+    client,
+    experiment_id: str,
+    target: str | None = None,
+    page_size: int = PAGE_SIZE,
+    tag_sql: Mapping[str, str] | None = None,
 ) -> Selection:
     """The runs to report: the latest sweep (``target`` None), a sweep by its parent run id, or a
-    study by name (its FINISHED runs over every sweep, one per config hash, the newest)."""
+    study by name (its FINISHED runs over every sweep, one per config hash, the newest);
+    ``tag_sql`` as ``read_runs``."""
     sweeps = read_runs(
         client, experiment_id, {"lincls.role": ROLE_SWEEP}, page_size, (*TAGS_KEPT, *SWEEP_TAGS)
     )
@@ -273,14 +282,15 @@ def select_runs(
             )
         parent = by_id[target] if target is not None else sweeps.iloc[0]
         parent_id = parent["run_id"]
-        children = read_runs(client, experiment_id, {"mlflow.parentRunId": parent_id}, page_size)
+        children = read_runs(client, experiment_id, {"mlflow.parentRunId": parent_id}, page_size,
+                             tag_sql=tag_sql)  # fmt: skip
         study = _text(parent, "tags.lincls.study") or _text(parent, "run_name") or parent_id
         parents = [parent_id]
     else:
         study = target
-        children = read_runs(
-            client, experiment_id, {"lincls.study": target, "lincls.role": ROLE_RUN}, page_size
-        )
+        children = read_runs(client, experiment_id,
+                             {"lincls.study": target, "lincls.role": ROLE_RUN}, page_size,
+                             tag_sql=tag_sql)  # fmt: skip
         studies = [_text(run, "tags.lincls.study") for run in by_id.values()]
         if children.empty:
             known = sorted(set(studies) - {None, ""})

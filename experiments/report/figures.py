@@ -10,7 +10,8 @@
   run in), distinct from the colours the report's other runs have: MLflow otherwise picks a
   run's colour by a hash of its id among 29, and two runs of ten often share one.
 
-Which runs need either is learnt in one query over the whole study (no call per run), and
+Which runs need either is read with the runs (``FIGURE_TAGS``: a fact of each description in
+the reader's one pass over the tags), or in one query over the whole study (no call per run);
 the tags are written in one transaction where lincls writes the store's rows (SQLite,
 PostgreSQL); through MLflow's client, a call per run that needs a tag, elsewhere.
 """
@@ -19,9 +20,7 @@ from __future__ import annotations
 
 import colorsys
 import itertools
-import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 
@@ -49,6 +48,9 @@ SHOWS_FIGURE_SQL = (
     "THEN '1' ELSE '0' END"
 )
 SEARCH_IDS = 100  # run ids in one search's filter, on a store read through MLflow's calls
+# The tags the report reads with its runs (``collect.select_runs``' ``tag_sql``), in the reader's
+# one pass over the tags: whether each description shows its figure, and each run's colour
+FIGURE_TAGS = {NOTE_TAG: SHOWS_FIGURE_SQL, COLOR_TAG: "value"}
 
 
 def color(index: int) -> str:
@@ -104,6 +106,19 @@ def _sql_state(engine, run_ids: Sequence[str]) -> tuple[set[str], dict[str, str]
         elif key == COLOR_TAG and value:
             colors[run_id] = value
     return shown, colors
+
+
+def figure_state(runs: pd.DataFrame) -> tuple[set[str], dict[str, str]]:
+    """(the runs whose description shows their figure, each run's colour) from the columns of
+    ``FIGURE_TAGS`` read with ``runs``, which are taken out of it (no other table shows them)."""
+    shown, colors = f"tags.{NOTE_TAG}", f"tags.{COLOR_TAG}"
+    ids = runs["run_id"]
+    found = set(ids[runs.pop(shown) == "1"]) if shown in runs.columns else set()
+    if colors not in runs.columns:
+        return found, {}
+    values = runs.pop(colors)
+    given = values.notna() & (values != "")
+    return found, dict(zip(ids[given], values[given], strict=True))
 
 
 def _search_tags(client, experiment_id: str, run_ids: Sequence[str]) -> dict[str, dict]:
@@ -186,50 +201,21 @@ def set_tags(client, uri: str, tags: Mapping[str, Mapping[str, str]]) -> None:
             client.set_tag(run_id, key, value)
 
 
-class FigureState:
-    """The runs' figure state (``_sql_state``: the runs whose description shows their figure,
-    each run's colour), read in a thread of its own from the moment it is made, so that the
-    report draws meanwhile (a scan of a million runs' tags takes ~15 s; SQLite leaves Python's
-    lock while it reads). ``get()`` waits for it and raises what the read raised."""
-
-    def __init__(self, uri: str, run_ids: Sequence[str]) -> None:
-        self._found: list[Any] = []
-        self._thread = threading.Thread(target=self._read, args=(uri, list(run_ids)),
-                                         name="lincls-figure-state", daemon=True)  # fmt: skip
-        self._thread.start()
-
-    def _read(self, uri: str, run_ids: list[str]) -> None:
-        try:
-            engine = reader.engine_for(uri)
-            try:
-                self._found.append(None if engine is None else _sql_state(engine, run_ids))
-            finally:
-                if engine is not None:
-                    engine.dispose()
-        except BaseException as exc:  # raised in the caller's thread by ``get``
-            self._found.append(exc)
-
-    def get(self) -> tuple[set[str], dict[str, str]] | None:
-        """The state (None: a store not read with SQL)."""
-        self._thread.join()
-        if isinstance(self._found[0], BaseException):
-            raise self._found[0]
-        return self._found[0]
-
-
 def picture_runs(
-    client, experiment_id: str, runs: pd.DataFrame, state: FigureState | None = None
+    client,
+    experiment_id: str,
+    runs: pd.DataFrame,
+    state: tuple[set[str], dict[str, str]] | None = None,
 ) -> tuple[int, int]:
     """The report's pass over its runs: figures drawn for the runs without one (and shown in
-    their descriptions), colours set; (figures drawn, colours set). ``state``: their state,
-    read beforehand (None: read here)."""
+    their descriptions), colours set; (figures drawn, colours set). ``state``: their
+    ``figure_state``, read with them where the store is read with SQL (None: read here)."""
     uri = str(getattr(client, "tracking_uri", "") or "")
     run_ids = list(runs["run_id"])
     engine = reader.engine_for(uri)
     try:
         if engine is not None:
-            found = state.get() if state is not None else None
-            shown, colors = found if found is not None else _sql_state(engine, run_ids)
+            shown, colors = state if state is not None else _sql_state(engine, run_ids)
         else:
             tags = _search_tags(client, experiment_id, run_ids)
             shown = {r for r, found in tags.items() if shows_figure(found.get(NOTE_TAG), r)}

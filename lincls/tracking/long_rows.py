@@ -51,6 +51,15 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def _tags_sql(tag_sql: Mapping[str, str] | None) -> str:
+    """The tags' rows, the tags of ``tag_sql`` as its SQL expression of the row rather than
+    their text (``reader.read_rows``)."""
+    if not tag_sql:
+        return LONG["tags"]
+    cases = " ".join(f"WHEN {_literal(key)} THEN ({sql})" for key, sql in tag_sql.items())
+    return f"SELECT run_uuid, key, CASE key {cases} ELSE value END FROM tags"
+
+
 def _keys_sql(tag_keys: Sequence[str] | None) -> str:
     """The condition on a tag's key: one of ``tag_keys`` (None: any), never a record's."""
     if tag_keys is None:
@@ -107,14 +116,20 @@ def _connect(db: Path) -> Any:
 
 
 def _whole_rows(
-    db: Path, gathered: Gathered, tag_keys: Sequence[str] | None, tables: Sequence[str]
+    db: Path,
+    gathered: Gathered,
+    tag_keys: Sequence[str] | None,
+    tables: Sequence[str],
+    tag_sql: Mapping[str, str] | None = None,
 ) -> None:
     """Every row of the long ``tables``, streamed into ``gathered``'s row columns."""
     with _connect(db) as connection:
         for table in tables:
             # "+key": a scan of the table, not a lookup of each row through the key's index
             # (9 s against 2 s on 2.7M tags)
-            sql = LONG[table] + (f" WHERE +{_keys_sql(tag_keys)}" if table == "tags" else "")
+            sql = LONG[table]
+            if table == "tags":
+                sql = f"{_tags_sql(tag_sql)} WHERE +{_keys_sql(tag_keys)}"
             for batch in _batches(connection, sql):
                 getattr(gathered, table).add(batch)
 
@@ -193,11 +208,15 @@ def whole_info(
 
 
 def whole_tables(
-    db: Path, run_ids: Sequence[str], tag_keys: Sequence[str] | None
+    db: Path,
+    run_ids: Sequence[str],
+    tag_keys: Sequence[str] | None,
+    tag_sql: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
-    """The runs ``run_ids``' (params, metrics, tags) read from the whole long tables of the
-    SQLite file ``db`` by the ADBC driver; None where it cannot read them (not installed, a
-    column it typed otherwise than MLflow's: read by id instead)."""
+    """The runs ``run_ids``' (params, metrics, tags; ``tag_sql`` as ``reader.read_rows``) read
+    from the whole long tables of the SQLite file ``db`` by the ADBC driver; None where it
+    cannot read them (not installed, a column it typed otherwise than MLflow's: read by id
+    instead)."""
     try:
         import adbc_driver_sqlite.dbapi as adbc
     except ImportError:
@@ -207,7 +226,7 @@ def whole_tables(
 
     def rows(tables: Sequence[str]) -> None:
         try:
-            _whole_rows(db, gathered, tag_keys, tables)
+            _whole_rows(db, gathered, tag_keys, tables, tag_sql)
         except BaseException as exc:  # handed to the caller's thread
             failed.append(exc)
 
@@ -232,10 +251,14 @@ def whole_tables(
 
 
 def by_id(
-    db: Any, run_ids: Sequence[str], tag_keys: Sequence[str] | None
+    db: Any,
+    run_ids: Sequence[str],
+    tag_keys: Sequence[str] | None,
+    tag_sql: Mapping[str, str] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The runs ``run_ids``' (params, metrics, tags) read by id over the SQLAlchemy connection
-    ``db``, ``IDS_PER_QUERY`` ids a query (SQLite's limit on bound values)."""
+    """The runs ``run_ids``' (params, metrics, tags; ``tag_sql`` as ``reader.read_rows``) read
+    by id over the SQLAlchemy connection ``db``, ``IDS_PER_QUERY`` ids a query (SQLite's limit
+    on bound values)."""
     import sqlalchemy
 
     def query(sql: str, ids: list[str]) -> pa.Table:
@@ -256,7 +279,7 @@ def by_id(
                        "AND run_uuid IN :ids", ids)  # fmt: skip
         add_record_rows(gathered.recorded_metrics, gathered.recorded_tags, chunks, wanted)
         gathered.metrics.add(query(f"{LONG['metrics']} WHERE run_uuid IN :ids", ids))
-        gathered.tags.add(query(f"{LONG['tags']} WHERE {_keys_sql(tag_keys)} "
+        gathered.tags.add(query(f"{_tags_sql(tag_sql)} WHERE {_keys_sql(tag_keys)} "
                                 "AND run_uuid IN :ids", ids))  # fmt: skip
         gathered.params.add(query(f"{LONG['params']} WHERE run_uuid IN :ids", ids))
     return gathered.frames()
