@@ -756,7 +756,7 @@ def test_colours_repeat_when_a_study_has_more_runs_than_distinct_colours():
 
     existing = {f"old{k}": color(k) for k in range(20_000)}
     runs = pd.DataFrame({"run_id": [*existing, *(f"new{k}" for k in range(20_000))]})
-    chosen = run_colors(runs, existing)
+    chosen = run_colors(runs, pd.Series([*existing.values(), *[None] * 20_000], dtype="str"))
     assert set(chosen) == {f"new{k}" for k in range(20_000)}  # only the runs without a colour
     unused = {color(k) for k in range(40_001)} - set(existing.values())
     firsts = [chosen[f"new{k}"] for k in range(len(unused))]

@@ -204,7 +204,10 @@ def test_the_figure_state_read_with_the_runs_is_the_one_querys_and_pythons(
                 client.delete_tag(run_id, "mlflow.runColor")
     shown = {r for r, t in tags.items() if shows_figure(t.get(NOTE_TAG), r)}
     colors = {r: t["mlflow.runColor"] for r, t in tags.items() if "mlflow.runColor" in t}
-    assert state == queried == (shown, colors)
+    assert queried == (shown, colors)
+    ids = selection.runs["run_id"]
+    assert set(ids[state[0]]) == shown and sorted(ids) == sorted(store["runs"])
+    assert state[1].dropna().to_dict() == {k: colors[r] for k, r in ids.items() if r in colors}
     assert shown_run in shown and plain not in shown
     assert colors[shown_run] == "#123456" and uncoloured not in colors
     assert not {f"tags.{NOTE_TAG}", "tags.mlflow.runColor"} & set(selection.runs.columns)

@@ -22,6 +22,7 @@ import colorsys
 import itertools
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from lincls import tracking
@@ -63,15 +64,17 @@ def color(index: int) -> str:
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
 
 
-def run_colors(runs: pd.DataFrame, existing: dict[str, str]) -> dict[str, str]:
-    """A colour for each run of ``runs`` (in their order) that has none in ``existing``: first
-    the colours no run has, then ``color``'s again from the start. ``color`` gives a few
-    thousand distinct colours (rounded to 8 bits a channel), so a study of more runs repeats
-    them; a report of 697,792 runs, 101,952 coloured before, ran out of unused ones."""
-    used = set(existing.values())
-    fresh = (c for c in (color(i) for i in range(len(runs) + len(used) + 1)) if c not in used)
+def run_colors(runs: pd.DataFrame, colors: pd.Series) -> dict[str, str]:
+    """A colour for each run of ``runs`` (in their order) that has none in ``colors`` (each
+    run's, NaN: none): first the colours no run has, then ``color``'s again from the start.
+    ``color`` gives a few thousand distinct colours (rounded to 8 bits a channel), so a study of
+    more runs repeats them; a report of 697,792 runs, 101,952 coloured before, ran out of
+    unused ones."""
+    used = set(colors.dropna().unique())
+    lacking = runs["run_id"].to_numpy()[colors.isna().to_numpy()]
+    fresh = (c for c in (color(i) for i in range(len(lacking) + len(used) + 1)) if c not in used)
     colours = itertools.chain(fresh, (color(i) for i in itertools.count()))
-    return {run_id: next(colours) for run_id in runs["run_id"] if run_id not in existing}
+    return {run_id: next(colours) for run_id in lacking}
 
 
 def _chunks(ids: Sequence[str], size: int) -> list[list[str]]:
@@ -108,17 +111,27 @@ def _sql_state(engine, run_ids: Sequence[str]) -> tuple[set[str], dict[str, str]
     return shown, colors
 
 
-def figure_state(runs: pd.DataFrame) -> tuple[set[str], dict[str, str]]:
-    """(the runs whose description shows their figure, each run's colour) from the columns of
-    ``FIGURE_TAGS`` read with ``runs``, which are taken out of it (no other table shows them)."""
+State = tuple[np.ndarray, pd.Series]  # per run: whether it shows its figure; its colour (NaN)
+
+
+def figure_state(runs: pd.DataFrame) -> State | None:
+    """Each run's state from the columns of ``FIGURE_TAGS`` read with ``runs``, which are taken
+    out of it (no other table shows them): whether its description shows its figure, and its
+    colour (NaN: none). None where neither was read (runs searched through MLflow, or no run
+    with either tag: ``picture_runs`` reads them)."""
     shown, colors = f"tags.{NOTE_TAG}", f"tags.{COLOR_TAG}"
+    if shown not in runs.columns and colors not in runs.columns:
+        return None
+    found = (runs.pop(shown) == "1").to_numpy(dtype=bool, na_value=False) \
+        if shown in runs.columns else np.zeros(len(runs), dtype=bool)  # fmt: skip
+    given = runs.pop(colors) if colors in runs.columns else pd.Series(np.nan, index=runs.index)
+    return found, given.where(given.notna() & (given != ""), np.nan)
+
+
+def _aligned(runs: pd.DataFrame, shown: set[str], colors: Mapping[str, str]) -> State:
+    """``figure_state``'s form of a state read by run id."""
     ids = runs["run_id"]
-    found = set(ids[runs.pop(shown) == "1"]) if shown in runs.columns else set()
-    if colors not in runs.columns:
-        return found, {}
-    values = runs.pop(colors)
-    given = values.notna() & (values != "")
-    return found, dict(zip(ids[given], values[given], strict=True))
+    return ids.isin(shown).to_numpy(dtype=bool), ids.map(lambda r: colors.get(r, np.nan))
 
 
 def _search_tags(client, experiment_id: str, run_ids: Sequence[str]) -> dict[str, dict]:
@@ -202,34 +215,31 @@ def set_tags(client, uri: str, tags: Mapping[str, Mapping[str, str]]) -> None:
 
 
 def picture_runs(
-    client,
-    experiment_id: str,
-    runs: pd.DataFrame,
-    state: tuple[set[str], dict[str, str]] | None = None,
+    client, experiment_id: str, runs: pd.DataFrame, state: State | None = None
 ) -> tuple[int, int]:
     """The report's pass over its runs: figures drawn for the runs without one (and shown in
     their descriptions), colours set; (figures drawn, colours set). ``state``: their
     ``figure_state``, read with them where the store is read with SQL (None: read here)."""
     uri = str(getattr(client, "tracking_uri", "") or "")
-    run_ids = list(runs["run_id"])
     engine = reader.engine_for(uri)
     try:
-        if engine is not None:
-            shown, colors = state if state is not None else _sql_state(engine, run_ids)
-        else:
-            tags = _search_tags(client, experiment_id, run_ids)
+        if state is None and engine is not None:
+            state = _aligned(runs, *_sql_state(engine, list(runs["run_id"])))
+        elif state is None:
+            tags = _search_tags(client, experiment_id, list(runs["run_id"]))
             shown = {r for r, found in tags.items() if shows_figure(found.get(NOTE_TAG), r)}
             colors = {r: found[COLOR_TAG] for r, found in tags.items() if found.get(COLOR_TAG)}
-        missing = runs[[run_id not in shown for run_id in run_ids]]
-        notes = draw_missing(engine, client, experiment_id, missing)
+            state = _aligned(runs, shown, colors)
+        shown_runs, colors = state
+        notes = draw_missing(engine, client, experiment_id, runs[~shown_runs])
     finally:
         if engine is not None:
             engine.dispose()
     chosen = run_colors(runs, colors)
-    tags: dict[str, dict[str, str]] = {run_id: {} for run_id in run_ids}
+    tags: dict[str, dict[str, str]] = {}
     for run_id, note in notes.items():
-        tags[run_id][NOTE_TAG] = note
+        tags.setdefault(run_id, {})[NOTE_TAG] = note
     for run_id, value in chosen.items():
-        tags[run_id][COLOR_TAG] = value
+        tags.setdefault(run_id, {})[COLOR_TAG] = value
     set_tags(client, uri, tags)
     return len(notes), len(chosen)

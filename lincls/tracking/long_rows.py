@@ -25,7 +25,6 @@ from urllib.parse import quote
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from lincls.tracking.indexes import TAG_INDEXES
 from lincls.tracking.record import RECORD_KEYS, RECORD_TAG, continuation
@@ -160,18 +159,22 @@ def _whole_records(db: Path, gathered: Gathered, wanted: set[str] | None) -> Non
 INFO_SQL = (
     "SELECT r.run_uuid, r.name, r.experiment_id, r.status, r.artifact_uri, r.start_time, "
     "r.end_time FROM runs r WHERE r.experiment_id = {experiment} AND r.lifecycle_stage = "
-    "'active'{status} ORDER BY r.start_time DESC, r.run_uuid"
+    "'active'{status}"
 )
+# a run with a tag, by the tag's own index (the key a literal: SQLite uses a partial index only
+# for a query that names its condition)
+HAS_TAG_SQL = " AND r.run_uuid IN (SELECT run_uuid FROM tags WHERE key = {key} AND value = {value})"
 
 
 def whole_info(
     db: Path, experiment_id: str, tags: Mapping[str, str], status: str | None, columns: list[str]
 ) -> pd.DataFrame | None:
     """The active runs of ``experiment_id`` with every tag of ``tags`` and ``status`` (None:
-    any), newest first, as the reader's ``info`` (``columns``), read by the driver: the runs
-    whole, and the ids that have each tag from the tag's own index (``indexes.TAG_INDEXES``),
-    where asking of each run whether it has the tags took ~10 us a run of SQLite's lookups. None
-    where a tag has no such index in ``db`` (or no driver): the caller asks SQL run by run."""
+    any), newest first, as the reader's ``info`` (``columns``), read by the driver: the ids
+    that have each tag listed once from the tag's own index (``indexes.TAG_INDEXES``), which
+    SQLite probes as it reads the runs (~1 s for a million), where asking of each run whether
+    it has the tags took ~10 us a run. None where a tag has no such index in ``db`` (or no
+    driver): the caller asks SQL run by run."""
     try:
         import adbc_driver_sqlite.dbapi as adbc
     except ImportError:
@@ -183,23 +186,14 @@ def whole_info(
         if any(TAG_INDEXES.get(key) not in present for key in tags):
             return None
         chosen = f" AND r.status = {_literal(status)}" if status is not None else ""
+        chosen += "".join(HAS_TAG_SQL.format(key=_literal(key), value=_literal(value))
+                          for key, value in tags.items())  # fmt: skip
         try:
             with connection.cursor() as cursor:
                 cursor.execute(INFO_SQL.format(experiment=int(experiment_id), status=chosen))
                 runs = cursor.fetch_arrow_table()
-            for key, value in tags.items():
-                if runs.num_rows == 0:
-                    break
-                with connection.cursor() as cursor:
-                    # the key a literal: SQLite uses a partial index only for a query that
-                    # names its condition
-                    cursor.execute(f"SELECT run_uuid FROM tags WHERE key = {_literal(key)} "
-                                   f"AND value = {_literal(value)}")  # fmt: skip
-                    having = cursor.fetch_arrow_table().column(0)
-                if len(having) == 0:  # no row: the driver types the empty column int64
-                    runs = runs.slice(0, 0)
-                    break
-                runs = runs.filter(pc.is_in(runs.column(0), value_set=having.combine_chunks()))
+            # newest first, sorted here: SQLite's sort of a million runs took ~3 s
+            runs = runs.sort_by([("start_time", "descending"), ("run_uuid", "ascending")])
         except (adbc.Error, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
             return None
     if runs.num_rows == 0:
