@@ -122,8 +122,9 @@ def figure_state(runs: pd.DataFrame) -> State | None:
     shown, colors = f"tags.{NOTE_TAG}", f"tags.{COLOR_TAG}"
     if shown not in runs.columns and colors not in runs.columns:
         return None
-    found = (runs.pop(shown) == "1").to_numpy(dtype=bool, na_value=False) \
-        if shown in runs.columns else np.zeros(len(runs), dtype=bool)  # fmt: skip
+    found = np.zeros(len(runs), dtype=bool)
+    if shown in runs.columns:
+        found = (runs.pop(shown) == "1").to_numpy(dtype=bool, na_value=False)
     given = runs.pop(colors) if colors in runs.columns else pd.Series(np.nan, index=runs.index)
     return found, given.where(given.notna() & (given != ""), np.nan)
 
@@ -131,7 +132,7 @@ def figure_state(runs: pd.DataFrame) -> State | None:
 def _aligned(runs: pd.DataFrame, shown: set[str], colors: Mapping[str, str]) -> State:
     """``figure_state``'s form of a state read by run id."""
     ids = runs["run_id"]
-    return ids.isin(shown).to_numpy(dtype=bool), ids.map(lambda r: colors.get(r, np.nan))
+    return ids.isin(shown).to_numpy(dtype=bool), ids.map(dict(colors))  # NaN: none
 
 
 def _search_tags(client, experiment_id: str, run_ids: Sequence[str]) -> dict[str, dict]:

@@ -236,9 +236,10 @@ def fit_slopes(frame: pd.DataFrame, learners: pd.Series | None = None) -> list[S
     exactly is marked an identity: its slopes restate the bound's exponents (the instance is
     built so), they are not evidence about the learner.
     """
+    learners = labels_of(frame, learners)  # once: the keys and the configurations use them
     keys = pd.DataFrame(
         {
-            "learner": labels_of(frame, learners),
+            "learner": learners,
             "dataset": dataset_labels(frame),
             "order": orders_of(frame).astype(str),
         }
