@@ -69,7 +69,7 @@ class LastData:
     def keep(self, config: RunConfig, data: Any) -> None:
         """Keep ``data``, built for ``config``'s dataset (a game's are not kept)."""
         kept = isinstance(data, Dataset)
-        self.settings, self.data = (self._settings(config), data) if kept else (None, None)
+        self.settings, self.data = (self._settings(config), data.seal()) if kept else (None, None)
 
 
 def execute(

@@ -139,5 +139,5 @@ def _check_rest(composer, loader, job, data: dict) -> None:
     settings = json.dumps(dataset, sort_keys=True, default=str)
     if settings not in data:
         data.clear()  # one dataset at a time: a sweep's data may be large
-        data[settings] = build_dataset(run_config.dataset)
+        data[settings] = build_dataset(run_config.dataset).seal()
     prepare(run_config, data[settings])

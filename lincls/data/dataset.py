@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from lincls.geometry import max_norm
+
+T = TypeVar("T")
 
 
 def _feed(h, X) -> None:
@@ -77,5 +80,35 @@ class Dataset:
 
     @property
     def fingerprint(self) -> str:
-        """Content hash of the training data."""
-        return fingerprint(self.X, self.y)
+        """Content hash of the training data (made once for a sealed dataset: ``seal``)."""
+        return self.shared("fingerprint", lambda: fingerprint(self.X, self.y))
+
+    def seal(self) -> Dataset:
+        """Make this dataset's arrays read-only, so that what its runs share can be kept on it
+        (``shared``): a sweep's process reuses the data it built for each run of one dataset,
+        and a change in place would leave its fingerprint, and the certificates keyed by it,
+        stale. Only for data lincls built itself: a caller's own arrays stay theirs."""
+        for array in _arrays(self):
+            array.flags.writeable = False
+        self.__dict__.setdefault("_shared", {})
+        return self
+
+    def shared(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, once per ``key`` for a sealed dataset (what every run of these data
+        finds the same: the fingerprint, the classes, the certificates), each time otherwise."""
+        kept = self.__dict__.get("_shared")
+        if kept is None:
+            return compute()
+        if key not in kept:
+            kept[key] = compute()
+        return kept[key]
+
+
+def _arrays(dataset: Dataset) -> list[np.ndarray]:
+    """Every array a dataset holds (a sparse matrix's three)."""
+    found = []
+    held = (dataset.X, dataset.y, dataset.X_test, dataset.y_test)
+    for value in (*held, dataset.u, dataset.relevant, dataset.U):
+        parts = [value.data, value.indices, value.indptr] if sp.issparse(value) else [value]
+        found.extend(part for part in parts if isinstance(part, np.ndarray))
+    return found

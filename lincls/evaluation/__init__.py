@@ -102,7 +102,9 @@ def prepare(config: RunConfig | Mapping[str, Any], dataset: Dataset | Game | Non
         dataset.check(learner, config.passes)
         return learner, dataset
     if not learner.__sklearn_tags__().classifier_tags.multi_class:
-        prefixed("dataset", lambda: binary_classes(dataset.y))
+        prefixed(
+            "dataset", lambda: dataset.shared("binary classes", lambda: binary_classes(dataset.y))
+        )
     validate = getattr(learner, "_validate_X_y", None)
     if validate is not None:  # what the learner refuses of its own parameters is learner.*
         prefixed("dataset", lambda: validate(dataset.X, dataset.y, reset=True), learner)

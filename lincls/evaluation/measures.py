@@ -12,6 +12,7 @@ factor).
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -43,14 +44,18 @@ def accuracy(learner: ClassifierMixin, X: np.ndarray, y: np.ndarray) -> float:
         return float(np.average(learner.predict(X) == y))
 
 
+@functools.lru_cache(maxsize=1024)
 def log_spaced_steps(total: int, count: int = CURVE_POINTS) -> np.ndarray:
-    """At most ``count`` distinct integer steps in [1, total], spaced evenly on a log scale."""
+    """At most ``count`` distinct integer steps in [1, total], spaced evenly on a log scale
+    (read-only: made once per (total, count) a process, as a sweep's runs share them)."""
     if total < 1:
-        return np.zeros(0, dtype=np.int64)
-    steps = np.unique(np.round(np.geomspace(1, total, num=min(count, total))).astype(np.int64))
+        steps = np.zeros(0, dtype=np.int64)
+    else:
+        steps = np.unique(np.round(np.geomspace(1, total, num=min(count, total))).astype(np.int64))
     if steps.shape[0] < min(count, total):  # rounding merged some small steps: fill from the start
         extra = np.setdiff1d(np.arange(1, total + 1), steps)[: min(count, total) - steps.shape[0]]
         steps = np.union1d(steps, extra)
+    steps.flags.writeable = False
     return steps
 
 

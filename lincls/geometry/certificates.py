@@ -206,7 +206,19 @@ def certificates_of(
     """
     classes = getattr(learner, "classes_", None)
     if classes is None:
-        classes = binary_classes(dataset.y)
+        classes = dataset.shared("binary classes", lambda: binary_classes(dataset.y))
+    homogeneous = getattr(learner, "bias", "feature") == "none"
+    # what every run of these data and labelling finds the same, once for a sealed dataset
+    key = ("certificates", repr(classes[1]), homogeneous, svm, cache_dir)
+    certs, separable = dataset.shared(
+        key, lambda: _certificates(dataset, classes, homogeneous, svm, cache_dir)
+    )
+    return list(certs), separable
+
+
+def _certificates(
+    dataset: Dataset, classes, homogeneous: bool, svm: bool, cache_dir: str | None
+) -> tuple[list[Certificate], bool | None]:
     y_signed = np.where(dataset.y == classes[1], 1.0, -1.0)
     certs: list[Certificate] = []
     separable: bool | None = None
@@ -217,7 +229,6 @@ def certificates_of(
     if svm and np.unique(y_signed).size == 2:
         cache = CertificateCache(cache_dir) if cache_dir else None
         key = f"{dataset.fingerprint}-{hashlib.sha256(repr(classes[1]).encode()).hexdigest()[:8]}"
-        homogeneous = getattr(learner, "bias", "feature") == "none"
         found, svm_separable = svm_certificates(
             dataset.X, y_signed, homogeneous=homogeneous, fingerprint=key, cache=cache
         )

@@ -19,6 +19,8 @@ bounds, tracking and reports read (the multiclass base reuses all of it with oth
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -299,7 +301,7 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         self.classes_, labels = self._classes_and_labels(y)
         self._init_weights(X, coef_init, intercept_init)
         self._reset_record()
-        rng = check_random_state(self.random_state)
+        rng = random_state_for(self.shuffle, self.random_state)
         identity = np.arange(X.shape[0], dtype=np.int64)
         for _ in range(self.max_passes):
             order = permutation(rng, X.shape[0]) if self.shuffle else identity
@@ -394,6 +396,17 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
 
     def _check_fitted(self) -> None:
         check_is_fitted(self, "coef_")
+
+
+def random_state_for(shuffle: bool, random_state) -> np.random.RandomState | None:
+    """The generator of a fit's orders when it shuffles; else None, once ``random_state`` is
+    one ``check_random_state`` takes (seeding one costs ~0.45 ms, a tenth of a cheap run)."""
+    if shuffle:
+        return check_random_state(random_state)
+    seed = isinstance(random_state, numbers.Integral) and 0 <= random_state < 2**32
+    if random_state is None or seed or isinstance(random_state, np.random.RandomState):
+        return None
+    return check_random_state(random_state)  # its own error for what it refuses
 
 
 def permutation(rng: np.random.RandomState, n: int) -> np.ndarray:
