@@ -1,5 +1,6 @@
 """A pool sweep killed with ``kill -9`` leaves no worker behind: each watches its launching
-process and ends with it (before: workers went on 40–45 s, writing 5–7 more runs)."""
+process and ends with it (before: workers went on 40–45 s, writing 5–7 more runs), though its
+parent is the pool's fork server."""
 
 from __future__ import annotations
 
@@ -18,14 +19,20 @@ from conftest import ROOT
 SMALL = ["dataset.n=200", "dataset.d=5", "dataset.n_test=50", "certificates.svm=false"]
 
 
-def _descendants(root: int) -> set[int]:
-    """The processes below ``root`` now (children, their children, …)."""
+def _parents() -> dict[int, int]:
+    """Each process's parent, now."""
     parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError, IndexError, ValueError):
                 stat = (entry / "stat").read_text()
                 parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    return parents
+
+
+def _descendants(root: int) -> set[int]:
+    """The processes below ``root`` now (children, their children, …)."""
+    parents = _parents()
     found, frontier = set(), {root}
     while frontier:
         frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
@@ -63,6 +70,10 @@ def test_a_killed_pool_sweeps_workers_are_gone_within_5_s(tmp_path):
         wait_until(lambda: _progress(sweep_dir) >= 5, "5 jobs done", 240, (sweep,))
         workers = _descendants(sweep.pid)
         assert len(workers) >= 2  # the pool's two workers (and loky's resource tracker)
+        parents = _parents()
+        # the workers are forked from one fork server, the sweep's child, not the sweep's own
+        forked = {pid for pid in workers if parents.get(pid) != sweep.pid}
+        assert len(forked) == 2 and len({parents[pid] for pid in forked}) == 1
         os.kill(sweep.pid, signal.SIGKILL)  # the launching process alone, not its group
         sweep.wait()
         killed = time.monotonic()

@@ -104,16 +104,21 @@ def _plain_job(composer: JobComposer, task_function: TaskFunction, overrides, re
     return True
 
 
-TRACKER_WARNINGS = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+TRACKER_WARNINGS = [
+    "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker",
+    "ignore::UserWarning:multiprocessing.resource_tracker",  # the fork server's pool's
+]
 
 
 def _quiet_resource_tracker() -> None:
-    """Keep loky's resource tracker (a process the pool starts) from warning about temporary
-    folders already gone when a stopped pool's workers are killed (Ctrl-C, a store that stopped
-    answering): lines after the one a stopped sweep prints, about nothing that went wrong."""
+    """Keep the resource trackers (processes the pool starts) from warning about temporary
+    folders and semaphores already gone when a stopped pool's workers are killed (Ctrl-C, a
+    store that stopped answering): lines after the one a stopped sweep prints, about nothing
+    that went wrong."""
     given = os.environ.get("PYTHONWARNINGS", "")
-    if TRACKER_WARNINGS not in given.split(","):
-        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [given, TRACKER_WARNINGS]))
+    missing = [w for w in TRACKER_WARNINGS if w not in given.split(",")]
+    if missing:
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [given, *missing]))
 
 
 def _cheap_writes(record) -> bool:
@@ -205,8 +210,9 @@ class LinclsLauncher(Launcher):
 
     def start_workers(self, jobs: int) -> None:
         """Start the pool of a sweep of ``jobs`` jobs now, before the sweep checks its configs
-        and opens the store, so that the workers' start-up (~3 s of imports and Hydra state
-        each) overlaps them; ``launch`` then finds them ready. Nothing for ``n_jobs: 1`` or a
+        and opens the store, so that the workers' start-up (~3 s of imports, once, in the fork
+        server they are forked from: ``pool.worker_context``) overlaps them; ``launch`` then
+        finds them ready. Nothing for ``n_jobs: 1`` or a
         single job. Their state is pickled here; handing it to them takes a thread of its own
         (a worker reads it only as its imports go: ~1 s each that this process would wait)."""
         if self.n_jobs != 1 and jobs > 1 and self._executor is None and self._starting is None:
@@ -247,7 +253,11 @@ class LinclsLauncher(Launcher):
         pool = _pool()
         _quiet_resource_tracker()
         self._executor = get_reusable_executor(
-            max_workers=workers, initializer=pool._init_worker, initargs=(state,), reuse=False
+            max_workers=workers,
+            initializer=pool._init_worker,
+            initargs=(state,),
+            reuse=False,
+            context=pool.worker_context(),
         )
         for _ in range(workers):
             self._executor.submit(pool._ready)

@@ -12,6 +12,27 @@ from hydra.core.utils import JobReturn, JobStatus, setup_globals
 
 _WORKER: dict[str, Any] = {}
 
+# What a worker imports to run a job (~3 s, most of it scikit-learn, SciPy and pandas): the fork
+# server imports it once and every worker is forked from it, ready (``worker_context``).
+PRELOAD = ["lincls.experiments.run", "hydra_plugins.lincls_sweeps.pool"]
+
+
+def worker_context() -> Any:
+    """How the pool starts its workers: forked from a fork server that has imported ``PRELOAD``
+    (multiprocessing's ``forkserver``) where the platform has one, else loky's own start (a
+    fresh interpreter a worker, each importing everything itself). On two cores the workers'
+    imports ran beside the sweep's checks and the store's opening: one server's import instead
+    of one a worker leaves the launching process a core of its own for them."""
+    import multiprocessing
+
+    from joblib.externals.loky.backend.context import get_context
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    context = get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
+
 
 def _init_worker(state: bytes) -> None:
     """A worker's start: ``state`` is what the launcher pickled (``LinclsLauncher._state``)."""
@@ -34,25 +55,46 @@ PARENT_POLL_SECONDS = 0.5
 
 
 def _die_with(parent: int) -> None:
-    """End this worker as soon as the process that launched it (``parent``) is gone.
+    """End this worker as soon as the sweep's process (``parent``) is gone.
 
     A sweep killed with ``kill -9`` cannot stop its pool: its workers went on with the jobs they
     had (40–45 s, 5–7 runs written after the kill), and a resume started meanwhile could run a
-    config a second time. A thread watches the worker's parent and kills the worker (SIGKILL, as
-    its parent was: a run in flight is left RUNNING for the next sweep to close) within
-    ``PARENT_POLL_SECONDS``. Linux's ``PR_SET_PDEATHSIG`` is not used: it fires when the *thread*
-    that started the worker ends, and loky starts replacement workers from a thread of its own.
+    config a second time. A thread watches the sweep's process and kills the worker (SIGKILL, as
+    its parent was: a run in flight is left RUNNING for the next sweep to close): at once through
+    a pidfd where Linux has one, else within ``PARENT_POLL_SECONDS``. A forked worker's parent is
+    the fork server, so the sweep is watched by its pid. Linux's ``PR_SET_PDEATHSIG`` is not
+    used: it fires when the *thread* that started the worker ends.
     """
+    import select
     import signal
     import threading
     import time
 
     def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_SECONDS)
+        try:
+            handle = os.pidfd_open(parent)
+        except ProcessLookupError:
+            handle = None  # gone already
+        except (AttributeError, OSError):  # no pidfd here
+            while _alive(parent):
+                time.sleep(PARENT_POLL_SECONDS)
+            handle = None
+        if handle is not None:
+            select.select([handle], [], [])  # readable once the process has ended
         os.kill(os.getpid(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="lincls-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0 checks without sending)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _ready() -> None:
