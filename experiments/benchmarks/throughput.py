@@ -3,11 +3,12 @@
 ``lincls run -m seed=range(0,N) dataset.n=100 hydra.launcher.n_jobs=2`` (the default config
 otherwise: SVM certificates, best comparators, every bound) is timed from the command's start
 to its exit (Python's start-up, the precheck, the sweep, the parent's close) into a fresh SQLite
-store. The floor replays the runs it stored (params, metrics and tags as a search gives them)
-with MLflow's own client in this process, the fastest of two replays (``sweep._floor``): create,
-one batched log, end. The target of the million-run issue: the whole command ≤ 0.3 × N × the
-floor's seconds a run, so ratio = N × floor / whole ≥ 3.33. A second row sweeps ``learner.lr``
-over N values of one dataset, whose runs share its certificates and comparators.
+store, the faster of two such commands. The floor replays the runs it stored (params, metrics
+and tags as a search gives them) with MLflow's own client in this process, the faster of two
+replays (``sweep._floor``): create, one batched log, end. The target of the million-run issue:
+the whole command ≤ 0.3 × N × the floor's seconds a run, so ratio = N × floor / whole ≥ 3.33.
+A second row sweeps ``learner.lr`` over N values of one dataset, whose runs share its
+certificates and comparators.
 """
 
 from __future__ import annotations
@@ -58,9 +59,11 @@ def run(quick: bool = False) -> list[Row]:
             ("seeds (a dataset each)", f"seed=range(0,{configs})"),
             ("learner.lr values (one dataset)", f"learner.lr=range(1,{configs + 1})"),
         ):
-            folder = Path(tmp) / name.split()[0]
-            whole, children = _whole(folder, grid, configs)
-            floor = _floor(folder, children) / configs
+            # the faster of two whole commands (each into a fresh store), as the floor is the
+            # faster of two replays: the machine's state moves either by up to ~1.3×
+            timed = [_whole(Path(tmp) / f"{name.split()[0]}{k}", grid, configs) for k in (0, 1)]
+            whole, children = min(timed, key=lambda found: found[0])
+            floor = _floor(Path(tmp) / f"{name.split()[0]}0", children) / configs
             load = os.getloadavg()[0]
             rows.append(
                 Row("throughput", f"whole command, {configs} {name}, 2 workers", whole,
