@@ -19,19 +19,17 @@ bounds, tracking and reports read (the multiclass base reuses all of it with oth
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from lincls.errors import LinclsInputError, check_number
 from lincls.learners import _plain
+from lincls.learners._random import permutation, random_state_for
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -332,7 +330,7 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
         labels = self._kernel_labels(y)
         order = np.arange(X.shape[0], dtype=np.int64)
         if self.shuffle:
-            order = permutation(check_random_state(self.random_state), X.shape[0])
+            order = permutation(random_state_for(True, self.random_state), X.shape[0])
         self._one_pass(X, labels, order)
         self._finish_record()
         return self
@@ -396,22 +394,6 @@ class OnlineBinaryClassifier(LinearClassifierMixin, ClassifierMixin, BaseEstimat
 
     def _check_fitted(self) -> None:
         check_is_fitted(self, "coef_")
-
-
-def random_state_for(shuffle: bool, random_state) -> np.random.RandomState | None:
-    """The generator of a fit's orders when it shuffles; else None, once ``random_state`` is
-    one ``check_random_state`` takes (seeding one costs ~0.45 ms, a tenth of a cheap run)."""
-    if shuffle:
-        return check_random_state(random_state)
-    seed = isinstance(random_state, numbers.Integral) and 0 <= random_state < 2**32
-    if random_state is None or seed or isinstance(random_state, np.random.RandomState):
-        return None
-    return check_random_state(random_state)  # its own error for what it refuses
-
-
-def permutation(rng: np.random.RandomState, n: int) -> np.ndarray:
-    """A random order of ``n`` rows as int64, without a copy where the platform's int is int64."""
-    return rng.permutation(n).astype(np.int64, copy=False)
 
 
 def initial_weights(
