@@ -212,9 +212,9 @@ class LinclsLauncher(Launcher):
         """Start the pool of a sweep of ``jobs`` jobs now, before the sweep checks its configs
         and opens the store, so that the workers' start-up (~3 s of imports, once, in the fork
         server they are forked from: ``pool.worker_context``) overlaps them; ``launch`` then
-        finds them ready. Nothing for ``n_jobs: 1`` or a
-        single job. Their state is pickled here; handing it to them takes a thread of its own
-        (a worker reads it only as its imports go: ~1 s each that this process would wait)."""
+        finds them ready. Nothing for ``n_jobs: 1`` or a single job. Their state is pickled
+        here; handing it to them takes a thread of its own (a worker reads it only once the
+        server's imports are done: seconds that this process would wait)."""
         if self.n_jobs != 1 and jobs > 1 and self._executor is None and self._starting is None:
             state = self._state()
             self._starting = threading.Thread(
