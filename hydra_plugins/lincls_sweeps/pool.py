@@ -13,8 +13,16 @@ from hydra.core.utils import JobReturn, JobStatus, setup_globals
 _WORKER: dict[str, Any] = {}
 
 # What a worker imports to run a job (~3 s, most of it scikit-learn, SciPy and pandas): the fork
-# server imports it once and every worker is forked from it, ready (``worker_context``).
-PRELOAD = ["lincls.experiments.run", "hydra_plugins.lincls_sweeps.pool"]
+# server imports it once and every worker is forked from it, ready (``worker_context``). Not the
+# entry module itself: a forked worker runs the launching process's main module as its own
+# (multiprocessing's ``__mp_main__``), and runpy warns of one imported already.
+PRELOAD = [
+    "lincls.runner",
+    "lincls.sweeps",
+    "lincls.orders",
+    "lincls.experiments.arguments",
+    "hydra_plugins.lincls_sweeps.pool",
+]
 
 
 def worker_context() -> Any:

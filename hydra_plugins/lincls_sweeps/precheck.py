@@ -119,6 +119,7 @@ def _check_rest(composer, loader, job, data: dict) -> None:
     """Check every value of ``job`` but its seed (``_bad_seeds``)."""
     from lincls.config.checks import check_booleans, resolved
     from lincls.config.run import RunConfig
+    from lincls.data import Dataset
     from lincls.errors import check_number
     from lincls.evaluation import prepare
     from lincls.registry import build_dataset
@@ -139,5 +140,6 @@ def _check_rest(composer, loader, job, data: dict) -> None:
     settings = json.dumps(dataset, sort_keys=True, default=str)
     if settings not in data:
         data.clear()  # one dataset at a time: a sweep's data may be large
-        data[settings] = build_dataset(run_config.dataset).seal()
+        built = build_dataset(run_config.dataset)
+        data[settings] = built.seal() if isinstance(built, Dataset) else built  # not a game
     prepare(run_config, data[settings])
