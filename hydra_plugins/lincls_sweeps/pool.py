@@ -84,7 +84,9 @@ def _die_with(parent: int) -> None:
         except ProcessLookupError:
             handle = None  # gone already
         except (AttributeError, OSError):  # no pidfd here
-            while _alive(parent):
+            from lincls.tracking.sweep_runs import alive
+
+            while alive(parent):
                 time.sleep(PARENT_POLL_SECONDS)
             handle = None
         if handle is not None:
@@ -92,17 +94,6 @@ def _die_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="lincls-parent-watch", daemon=True).start()
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (signal 0 checks without sending)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _ready() -> None:
