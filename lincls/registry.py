@@ -41,7 +41,12 @@ from lincls.data import (
 from lincls.data.mnist import load_mnist_5k
 from lincls.data.phishing import load_phishing
 from lincls.errors import LinclsInputError, available_memory, byte_size
-from lincls.games import make_disjunction_game, make_orthogonal_game, make_perceptron_game
+from lincls.games import (
+    make_disjunction_game,
+    make_multiclass_orthogonal_game,
+    make_orthogonal_game,
+    make_perceptron_game,
+)
 from lincls.learners import (
     ALMA,
     MIRA,
@@ -117,6 +122,7 @@ DATASETS: dict[str, Callable[..., Any]] = {
     "far_points": make_far_points,
     "perceptron_game": make_perceptron_game,
     "orthogonal_game": make_orthogonal_game,
+    "multiclass_orthogonal_game": make_multiclass_orthogonal_game,
     "disjunction_game": make_disjunction_game,
     "phishing": load_phishing,
     "mnist_5k": load_mnist_5k,

@@ -108,6 +108,7 @@ SHAPES = {
     "far_points": (100, 2),
     "perceptron_game": (50, 2),  # the plane's game at γ/R = 0.1: (1 − γ²)/(2γ²) + 1 mistakes
     "orthogonal_game": (100, 100),  # ⌊(R/γ)²⌋ = 100 fresh coordinates, every one a mistake
+    "multiclass_orthogonal_game": (150, 150),  # ⌊(R/γ)²·K/(K−1)⌋ = 150 at K = 3
     "disjunction_game": (8, 64),  # 6 rounds of Littlestone's search, then 2 more mistakes
     "mnist_5k": (4286, 784),  # 5,000 digits, MNIST's test share (1/7) held out
     "phishing": (938, 9),  # river's 1,250 pages, a quarter held out
@@ -119,7 +120,7 @@ SHAPES = {
 def test_every_dataset_option_builds_with_its_defaults(option, tmp_path):
     import lincls.search  # noqa: F401  (registers dataset=search, as every entry point does)
 
-    multiclass = option in ("multiclass", "mnist_5k")
+    multiclass = option in ("multiclass", "mnist_5k", "multiclass_orthogonal_game")
     learner = "multiclass_perceptron" if multiclass else "perceptron"
     overrides = [f"dataset={option}", f"learner={learner}", "certificates.svm=false"]
     config = compose_config([*overrides, *_files(tmp_path).get(option, [])])

@@ -18,7 +18,7 @@ from omegaconf import MISSING, SI
 
 from lincls import plugins
 from lincls.config.budget import BudgetPerceptronConfig, ForgetronConfig, ProjectronConfig
-from lincls.config.games import DisjunctionGameConfig, OrthogonalGameConfig, PerceptronGameConfig
+from lincls.config.games import GAME_SCHEMAS
 from lincls.config.matrix import ArowConfig, ConfidenceWeightedConfig, SecondOrderPerceptronConfig
 
 # --- learners -------------------------------------------------------------------------------
@@ -428,9 +428,7 @@ DATASET_SCHEMAS: dict[str, type] = {
     "wine": WineConfig,
     "svmlight": SvmlightConfig,
     "far_points": FarPointsConfig,
-    "perceptron_game": PerceptronGameConfig,
-    "orthogonal_game": OrthogonalGameConfig,
-    "disjunction_game": DisjunctionGameConfig,
+    **GAME_SCHEMAS,
     "phishing": PhishingConfig,
 }
 

@@ -40,12 +40,30 @@ class OrthogonalGameConfig(GameConfig):
 
 
 @dataclass
+class MulticlassOrthogonalGameConfig(GameConfig):
+    name: str = "multiclass_orthogonal_game"
+    d: int = 150
+    n_classes: int = 3
+    margin: float = 0.1
+    radius: float = 1.0
+
+
+@dataclass
 class DisjunctionGameConfig(GameConfig):
     name: str = "disjunction_game"
     n_attributes: int = 64
     k: int = 1
     adversary: str = "littlestone"
     extend: bool = True
+
+
+# The games' schemas by dataset name, listed in ``lincls.config.DATASET_SCHEMAS``.
+GAME_SCHEMAS: dict[str, type] = {
+    "perceptron_game": PerceptronGameConfig,
+    "orthogonal_game": OrthogonalGameConfig,
+    "multiclass_orthogonal_game": MulticlassOrthogonalGameConfig,
+    "disjunction_game": DisjunctionGameConfig,
+}
 
 
 @dataclass
