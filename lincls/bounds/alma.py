@@ -12,7 +12,8 @@ for any order and any number of passes (a second pass is more of the same sequen
 statement was not read (no public copy at hand had it; it is stated for a range of B and C): the
 formula is its form as commonly quoted, not proved in lincls, and checked numerically only
 (``tests/test_alma.py``: 2,000 random separable instances, and a planted comparator for p = 3).
-Its registry status is "not read".
+Its registry status is "not read"; the reference's papers page says what of the paper was read,
+and where.
 
 The vectors ALMA sees are x' = (x, c) (c = 1 with ``bias="feature"``, else 0), normalised; a
 certificate (u, b) with functional margins y_t(u·x_t + b) gives the comparator u' = (u, b/c)

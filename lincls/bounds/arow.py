@@ -10,7 +10,8 @@ where A is the set of update rounds (M mistakes and U updates at a correct margi
 example updated twice counted twice), X_A = Σ_{t∈A} x_t x_tᵀ and g_t = max(0, 1 − y_t u·x_t).
 ``lincls/learners/arow.py`` records the update rounds (``update_indices_``) for it. The
 paper's statement was not read (only its abstract): this is the theorem's form as quoted, not
-proved in lincls and checked numerically only; its registry status is "not read".
+proved in lincls and checked numerically only; its registry status is "not read" (the reference's
+papers page says what of the paper was read, and where).
 
 At u = 0 the right side is exactly M (every g_t = 1), and the statement holds for every u, so
 its infimum over u (a convex set) is M itself and says nothing: like Mohri–Rostamizadeh's, the

@@ -8,7 +8,9 @@ set of mistake rounds, for any ρ > 0 and ‖u‖ ≤ 1,
 The infimum over ρ says nothing (it tends to M as ρ grows, because the right side depends on I),
 so it is logged at a stated ρ: the certificate's margin when it separates (then L_ρ = 0 and the
 bound is ≤ Novikoff's (R/γ)²), otherwise the γ at which Freund–Schapire's bound is smallest.
-Computed on the vectors the learner sees, (x, c) for a bias feature c.
+Computed on the vectors the learner sees, (x, c) for a bias feature c. The paper's statement was
+not read (the reference's papers page says what of it was read, and where): this is its form as
+quoted, checked numerically only; its registry status is "not read".
 """
 
 from __future__ import annotations

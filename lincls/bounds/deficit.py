@@ -7,6 +7,8 @@ d_t = max(0, γ − y_t u·x_t) and D = √(Σ_t d_t²), the perceptron from w =
 ((R + D)/γ)² mistakes. Over several passes the sequence is the concatenation of the passes, so
 D² sums d_t² over every presentation. A learner with a bias feature c sees x' = (x, c), so the
 theorem is applied there: R'² = R² + c² and the margins of the unit (u, b/c)/√(1 + b²/c²).
+The paper's statements were not read (the reference's papers page says what of it was read, and
+where): both bounds are their forms as quoted, checked numerically only.
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
 """The Forgetron's mistake bound (Dekel, Shalev-Shwartz & Singer, "The Forgetron: A Kernel-Based
 Perceptron on a Budget", SIAM J. Computing 37(5) (2008), 1342–1372, Theorem 1).
 
-For the self-tuned Forgetron with budget B ≥ 84 (the paper states B ≥ 83; 84 holds under either
-reading) on any sequence with K(x_t, x_t) ≤ 1, and any g in the kernel's space with
-‖g‖ ≤ U = ¼·√((B + 1)/ln(B + 1)):
+For the self-tuned Forgetron with budget B ≥ 84 (the budget the authors' NIPS 2005 talk states;
+the journal form as quoted has B ≥ 83, which 84 also meets) on any sequence with
+K(x_t, x_t) ≤ 1, and any g in the kernel's space with ‖g‖ ≤ U = ¼·√((B + 1)/ln(B + 1)):
 
     M ≤ 2‖g‖² + 4·Σ_{t∈J} ℓ*_t,    ℓ*_t = max(0, 1 − y_t g(x_t)),
 
-J the mistake rounds. The paper's statement was not read (only its abstract): this is the
-theorem's form as quoted, not proved in lincls and checked numerically only; its registry status
-is "not read". Logged here with the sum over every presentation instead (each example's
-hinge loss times its presentations), which is at least the sum over J: the same theorem, a
-weaker number, needing no record of which rounds erred.
+J the mistake rounds. The paper's statement was not read (only its abstract and the talk's
+slides, without their formulas): this is the theorem's form as quoted, not proved in lincls and
+checked numerically only; its registry status is "not read" (the reference's papers page says
+what of the paper was read, and where). Logged here with the sum over every presentation instead
+(each example's hinge loss times its presentations), which is at least the sum over J: the same
+theorem, a weaker number, needing no record of which rounds erred.
 
 The comparator: the certificate's unit u (through the origin: the learner has no bias feature,
 which would make K'(x, x) > 1) scaled to g = s·u, s ∈ (0, U], the linear kernel only (u is a
@@ -50,9 +51,9 @@ def forgetron_norm_cap(budget: int) -> float:
 def forgetron_bound(comparator_norm_sq: float, hinge_sum: float) -> float:
     """Dekel, Shalev-Shwartz & Singer (2008), Theorem 1: M ≤ 2‖g‖² + 4·Σ ℓ*_t.
 
-    For B ≥ 84 (stated B ≥ 83), K(x_t, x_t) ≤ 1 for every t, ‖g‖ ≤ ¼√((B + 1)/ln(B + 1)), the
-    hinge losses ℓ*_t = max(0, 1 − y_t g(x_t)) summed over the mistake rounds (or, weaker, over
-    every round).
+    For B ≥ 84 (the budget of the authors' NIPS 2005 talk), K(x_t, x_t) ≤ 1 for every t,
+    ‖g‖ ≤ ¼√((B + 1)/ln(B + 1)), the hinge losses ℓ*_t = max(0, 1 − y_t g(x_t)) summed over the
+    mistake rounds (or, weaker, over every round).
     """
     return 2.0 * comparator_norm_sq + 4.0 * hinge_sum
 
