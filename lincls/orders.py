@@ -17,6 +17,9 @@ need it). ``ordering`` numbers the orderings of one config (``orders: 20`` runs 
   no example is wrong (the learner has converged) or after ``passes × n`` presentations.
   The adversary reads the learner's state between steps, so each step is one call of the
   learner's own one-pass kernel on a single example (``_one_pass``): the learner is the real one.
+  It measures activations, norms and the certificate's margins with the pass's own sums
+  (``lincls.learners._activations``), never BLAS's, whose order of summation depends on the
+  processor: a row is wrong exactly when the pass errs on it, and ties break alike everywhere.
 
   A multiclass learner (Kesler's construction) errs on (x, y) when it predicts ŷ ≠ y; its step
   adds τ·z to W, z = Φ(x', y) − Φ(x', ŷ) with ‖z‖² = 2‖x'‖² (τ the learner's own step: the
@@ -30,12 +33,15 @@ need it). ``ordering`` numbers the orderings of one config (``orders: 20`` runs 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 # the run config checks these values; here for the modules that import them from their subject
 from lincls.config.run import ORDERS, canonical_orders, permutations  # noqa: F401
 from lincls.errors import LinclsInputError
-from lincls.geometry import Certificate, MulticlassCertificate, augmented_scale, row_norms
+from lincls.geometry import Certificate, MulticlassCertificate, augmented_scale
+from lincls.learners._activations import signed_activations, squared_norms
 from lincls.learners._base import binary_classes
+from lincls.learners._multiclass_base import predictions_csr, predictions_dense
 
 
 def ordering_seed(seed: int, ordering: int) -> int:
@@ -117,16 +123,17 @@ def _binary_adversary(learner, X, y_signed, certificate: Certificate | None):
     """The wrong examples of a binary learner and their scores, at its current weights."""
     c = float(getattr(learner, "bias_feature_", 0.0))
     lr = float(getattr(learner, "lr", 1.0))
-    sq_norms = row_norms(X) ** 2 + c * c
+    sq_norms = squared_norms(X) + c * c
     progress = None
     if isinstance(certificate, Certificate) and certificate.margins is not None:
         scale = augmented_scale(certificate.b, c)
-        if scale is not None:
-            progress = certificate.margins / scale
+        if scale is not None:  # y(u·x + b), summed as below: ties in the scores break alike
+            u = np.ascontiguousarray(certificate.u, dtype=np.float64)
+            progress = signed_activations(X, y_signed, u, certificate.b) / scale
 
     def choose():
         w, b = training_weights(learner)
-        activation = y_signed * (np.asarray(X @ w).ravel() + b)
+        activation = signed_activations(X, y_signed, w, b)  # the pass's own sum, not BLAS's
         wrong = np.flatnonzero(activation <= 0.0)
         growth = sq_norms[wrong] + 2.0 * activation[wrong] / lr
         return wrong, _least_progress(None if progress is None else progress[wrong], growth)
@@ -134,16 +141,30 @@ def _binary_adversary(learner, X, y_signed, certificate: Certificate | None):
     return choose
 
 
+def _scores(X, U: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """u_r·x_t + b_r of every row and class, summed as a multiclass pass sums (not by BLAS, whose
+    order of summation depends on the processor): the adversary's ties break alike everywhere."""
+    U = np.ascontiguousarray(U, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    scores = np.empty((X.shape[0], U.shape[0]), dtype=np.float64)
+    if sp.issparse(X):
+        X = X.tocsr()
+        predictions_csr(X.data, X.indices, X.indptr, U, b, scores)
+    else:
+        predictions_dense(np.ascontiguousarray(X), U, b, scores)
+    return scores
+
+
 def _multiclass_adversary(learner, X, labels, certificate):
     """The wrong examples of a multiclass (Kesler) learner and their scores (module docstring):
     the step τ of each, the growth of ‖W‖² and, with a ``MulticlassCertificate``, the progress."""
     c = float(learner.bias_feature_)
-    sq_norms = row_norms(X) ** 2 + c * c
+    sq_norms = squared_norms(X) + c * c
     step, capped = learner._kesler_step()
     certified = None  # (u_r·x_t + b_r) of every row and class, on the unit (U, b/c)
     if isinstance(certificate, MulticlassCertificate) and (c != 0.0 or certificate.homogeneous):
         scale = np.sqrt(1.0 + (float(certificate.b @ certificate.b) / c**2 if c else 0.0))
-        certified = (np.asarray(X @ certificate.U.T) + certificate.b) / scale
+        certified = _scores(X, certificate.U, certificate.b) / scale
 
     def choose():
         predicted, scores = learner._predictions(X)
