@@ -10,6 +10,10 @@ run's own code on the whole sequence (``lincls.search.instance.score``: mistakes
 of the certificates a run finds), and the ``beam`` best children go on. The best sequence seen,
 any length, is the instance found. The radius R is searched too (``radii``): a bound with a
 constant (a bias feature c, the margin perceptron's 2τ/η) is tightest where R dwarfs it.
+
+Against a multiclass learner the same beam runs the moves of ``lincls.search.multiclass``: the
+same three families on its weight matrix, a class it errs on as the label, and each sequence
+scored with the multiclass hard-margin SVM's matrix as its certificate.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lincls.games._play import present, start, wrong_label
+from lincls.search import multiclass
 from lincls.search.instance import Found, Scored, Target, out_of_time, score
 
 FAMILIES = ("fresh", "span", "unsure")
@@ -33,6 +38,7 @@ class _State:
     y: np.ndarray
     used: int  # coordinates used so far: fresh ones are taken in order (the data are symmetric)
     scored: Scored
+    U: np.ndarray | None = None  # a multiclass sequence's certificate
 
 
 def _weights(learner) -> np.ndarray | None:
@@ -84,6 +90,22 @@ def _child(state: _State, x: np.ndarray, used: int, rng: np.random.Generator):
     return learner, X, y, used
 
 
+def _grow(target: Target, state: _State, family: str, d: int, radius: float, rng, positive: bool):
+    """One child of ``state`` by a candidate of ``family``, scored (None: no candidate)."""
+    if not multiclass.is_multiclass(target.learner):
+        made = candidate(family, state, d, radius, rng, positive)
+        if made is None:
+            return None
+        learner, X, y, used = _child(state, *made, rng)
+        return _State(learner, X, y, used, score(target, X, y))
+    made = multiclass.candidate(family, state.X, state.used, state.learner, d, radius, rng)
+    if made is None:
+        return None
+    learner, X, y = multiclass.child(state.learner, state.X, state.y, made[0], rng)
+    scored, U = multiclass.score(target, X, y)
+    return _State(learner, X, y, made[1], scored, U)
+
+
 def adaptive_search(
     target: Target,
     rounds: int = 20,
@@ -112,22 +134,25 @@ def adaptive_search(
         learner.set_params(max_passes=target.passes)
         template = np.zeros((2, d))
         template[0, 0] = radius  # what the learner measures at its start (R of bias="r2")
-        start(learner, template)
+        if multiclass.is_multiclass(learner):
+            multiclass.start(learner, d, radius)
+        else:
+            start(learner, template)
         empty = Scored(0.0, None, None)
         beam_states = [_State(learner, np.zeros((0, d)), np.zeros(0, dtype=np.int64), 0, empty)]
         for _ in range(rounds):
             children = []
             for state in beam_states:
                 for j in range(width):
-                    made = candidate(FAMILIES[j % len(FAMILIES)], state, d, radius, rng, positive)
-                    if made is None:
+                    grown = _grow(target, state, FAMILIES[j % len(FAMILIES)], d, radius, rng,
+                                  positive)  # fmt: skip
+                    if grown is None:
                         continue
-                    learner_j, X, y, used = _child(state, *made, rng)
-                    scored = score(target, X, y)
                     evaluations += 1
-                    children.append(_State(learner_j, X, y, used, scored))
-                    if best is None or scored.key > best.scored.key:
-                        best = Found(target, "adaptive", X, y, scored, 0.0, 0)
+                    children.append(grown)
+                    if best is None or grown.scored.key > best.scored.key:
+                        best = Found(target, "adaptive", grown.X, grown.y, grown.scored, 0.0, 0,
+                                     U=grown.U)  # fmt: skip
             if not children or out_of_time(deadline, (seconds or 0.0) / len(radii), best):
                 break
             children.sort(key=lambda s: s.scored.key, reverse=True)

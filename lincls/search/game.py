@@ -8,8 +8,9 @@ then fits the run's learner on the best instance in the fixed order, so the run 
 the search scored. The instance is saved as the run's artifacts:
 ``dataset/instance.csv`` (every double exact), ``dataset/certificate.json`` for an instance built
 with a certificate (Winnow's disjunction: a CSV cannot carry it, and the SVM's separator is no
-disjunction) and ``dataset/search.json`` (the search, its cost, the ratio it scored, and the
-overrides that replay it through ``dataset=csv``, beside the run's ``learner.*`` options).
+disjunction; a multiclass instance's matrix U, which a CSV replay would not find) and
+``dataset/search.json`` (the search, its cost, the ratio it scored, and the overrides that
+replay it through ``dataset=csv``, beside the run's ``learner.*`` options).
 Importing ``lincls.search`` registers the option in ``lincls.registry.DATASETS`` (the registry
 sits below the searches, which score with it).
 """
@@ -26,10 +27,11 @@ from sklearn.base import clone
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
-from lincls.games._play import Game, check_online
+from lincls.games._play import Game
 from lincls.orders import fit_in_order
 from lincls.registry import LEARNERS
 from lincls.search.instance import Found, Target, dataset_of, to_csv
+from lincls.search.multiclass import check_searchable, dataset_with, is_multiclass
 from lincls.search.targets import PLANS, search
 
 METHODS = ("adaptive", "boolean")
@@ -56,7 +58,13 @@ class SearchGame(Game):
 
     def check(self, learner, passes: int) -> None:
         """Refuse a learner the search cannot play, or one whose rule the bound is not about."""
-        super().check(learner, passes)
+        if not is_multiclass(learner):
+            super().check(learner, passes)
+        try:
+            check_searchable(learner)
+        except LinclsInputError as exc:
+            field = exc.field if exc.field == "learner" else f"learner.{exc.field}"
+            raise LinclsInputError(field, exc.problem) from None
         plan = PLANS[self.bound]
         name = next((k for k, cls in LEARNERS.items() if type(learner) is cls), "?")
         if name != plan.learner:
@@ -66,7 +74,7 @@ class SearchGame(Game):
 
     def play(self, learner, passes: int) -> tuple[Dataset, np.ndarray]:
         """Search, then fit ``learner`` on the instance found for ``passes`` passes."""
-        check_online(learner, "search")
+        check_searchable(learner)
         plan = PLANS[self.bound]
         target = Target(clone(learner), self.bound, int(passes), (), plan.max_radius)
         # every round, no time limit: a run's data must not depend on the machine's load
@@ -75,7 +83,10 @@ class SearchGame(Game):
             raise LinclsInputError(
                 "dataset.bound", f"the search found no instance of two classes against "
                 f"{self.bound} for this learner")  # fmt: skip
-        dataset = dataset_of(found.X, found.y, found.u, found.b)
+        if found.U is not None:
+            dataset = dataset_with(found.X, found.y, found.U)
+        else:
+            dataset = dataset_of(found.X, found.y, found.u, found.b)
         dataset.params["artifacts"] = artifacts(found, learner)
         shown = fit_in_order(learner, dataset.X, dataset.y, "fixed", 0, self.seed)
         return dataset, shown
@@ -115,8 +126,10 @@ def artifacts(found: Found, learner) -> dict[str, str]:
     files = {INSTANCE_FILE: to_csv(found.X, found.y)}
     replay = ["dataset=csv", f"dataset.path={INSTANCE_FILE.rpartition('/')[2]}",
               "dataset.test_fraction=0", f"passes={target.passes}", "order=fixed"]  # fmt: skip
-    if found.u is not None:
-        files[CERTIFICATE_FILE] = json.dumps(certificate_record(found.u, found.b))
+    if found.u is not None or found.U is not None:
+        record_of = (certificate_record(found.u, found.b) if found.U is None
+                     else multiclass_certificate_record(found.U))  # fmt: skip
+        files[CERTIFICATE_FILE] = json.dumps(record_of)
         replay.append(f"dataset.certificate={CERTIFICATE_FILE.rpartition('/')[2]}")
     record["replay"] = replay  # beside the run's learner.* options, in the downloaded folder
     files[SEARCH_FILE] = json.dumps(record, indent=1, default=float)

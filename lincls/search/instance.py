@@ -72,6 +72,7 @@ class Found:
     evaluations: int
     u: np.ndarray | None = None  # a certificate the instance was built with (Winnow's)
     b: float = 0.0
+    U: np.ndarray | None = None  # a multiclass instance's certificate (its SVM's matrix)
 
     @property
     def ratio(self) -> float | None:

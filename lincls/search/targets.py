@@ -4,8 +4,9 @@ Each registered mistake bound of a binary online learner is searched with the le
 configuration its theorem is about (``learner.*`` overrides on the learner's config). A bound
 over the presented sequence (CW, SCW-II, the Forgetron) with a large constant is vacuous at the
 presentations of a few passes; its learner then makes many passes without stopping, so the run
-is non-vacuous and its ratio says something. Multiclass bounds (MIRA, the multiclass perceptron)
-and the test-error bound are not searched: the adversaries here make binary sequences.
+is non-vacuous and its ratio says something. The multiclass bounds (the multiclass perceptron's,
+MIRA's) are searched by the adaptive adversary with its multiclass moves
+(``lincls.search.multiclass``); the test-error bound is not searched.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ PLANS: dict[str, Plan] = {
     "forgetron": Plan(
         "forgetron", (("bias", "none"), ("stop_when_converged", False)), LONG, max_radius=1.0
     ),
+    "multiclass_perceptron": Plan("multiclass_perceptron"),
+    "mira_pa1_kesler": Plan("mira"),
     "winnow1": Plan("winnow", (("variant", "winnow1"),), adversary="boolean"),
     "winnow2": Plan("winnow", (("variant", "winnow2"),), adversary="boolean"),
 }
