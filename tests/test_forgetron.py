@@ -190,6 +190,25 @@ def test_bound_by_hand_and_where_it_does_not_apply():
     assert str(info.value) == "learner.budget: must be an integer in [1, inf), got 0"
 
 
+
+def test_the_loss_is_summed_over_the_mistake_rounds():
+    """The theorem's Σ_{t∈J} ℓ*_t: each row's hinge loss once per mistake on it, not once per
+    presentation (five passes over noisy data present every row five times)."""
+    config = ["learner=forgetron", "learner.bias=none", "learner.budget=84", "dataset=noisy",
+              "dataset.n=60", "dataset.offset=0", "dataset.radius=1", "dataset.margin=0.1",
+              "dataset.flip=0.2", "passes=5", "certificates.svm=false"]  # fmt: skip
+    outcome = evaluation.measure(compose_config(config))
+    m, learner, data = outcome.metrics, outcome.learner, outcome.dataset
+    s = m["bound_param.forgetron.comparator_norm"]
+    y = np.where(data.y == learner.classes_[1], 1.0, -1.0)
+    margins = y * (data.X @ data.u) / np.linalg.norm(data.u)
+    losses = np.maximum(1.0 - s * margins, 0.0)
+    erred = np.bincount(learner.mistake_indices_, minlength=data.X.shape[0])
+    assert m["bound.forgetron"] == pytest.approx(2 * s**2 + 4 * losses @ erred, rel=1e-12)
+    assert m["bound.forgetron"] < 2 * s**2 + 4 * 5 * losses.sum()  # the presentations' sum
+    assert 0 < erred.sum() == m["mistakes"]
+
+
 INSTANCES = 2_000
 
 

@@ -10,9 +10,10 @@ K(x_t, x_t) ≤ 1, and any g in the kernel's space with ‖g‖ ≤ U = ¼·√(
 J the mistake rounds. The paper's statement was not read (only its abstract and the talk's
 slides, without their formulas): this is the theorem's form as quoted, not proved in lincls and
 checked numerically only; its registry status is "not read" (the reference's papers page says
-what of the paper was read, and where). Logged here with the sum over every presentation instead
-(each example's hinge loss times its presentations), which is at least the sum over J: the same
-theorem, a weaker number, needing no record of which rounds erred.
+what of the paper was read, and where). Logged as that form states it: the hinge loss summed over
+J, each row's loss times the mistakes the learner made on it (its online record,
+``mistake_indices_``). The Forgetron steps only on a mistake, so J is every round it counts; a
+sum over every presentation would be at least this one, a weaker number.
 
 The comparator: the certificate's unit u (through the origin: the learner has no bias feature,
 which would make K'(x, x) > 1) scaled to g = s·u, s ∈ (0, U], the linear kernel only (u is a
@@ -71,8 +72,8 @@ def _applies(facts: RunFacts) -> str | None:
     # a row generated at radius exactly 1 measures 1 + 2e-16: that is rounding, not data
     if max(facts.radius, learner.kernel_radius_) > 1.0 + RELATIVE_TOLERANCE:
         return "the data's radius exceeds 1; the theorem needs K(x, x) ≤ 1"
-    if facts.presentations is None:
-        return "the presentations of each example are unknown"
+    if getattr(learner, "mistake_indices_", None) is None:
+        return "the learner's mistake rounds are unknown"
     geometry = augmented_geometry(facts)
     return geometry if isinstance(geometry, str) else None
 
@@ -83,8 +84,9 @@ def _value(facts: RunFacts) -> BoundValue:
     scales = np.linspace(0.0, cap, GRID + 1)[1:]
     if margins.shape[0] and margins.min() > 0.0 and 1.0 / margins.min() <= cap:
         scales = np.r_[scales, 1.0 / margins.min()]
-    shown = np.asarray(facts.presentations, dtype=np.float64)
-    losses = np.maximum(1.0 - scales[:, None] * margins[None, :], 0.0) @ shown
+    # Σ_{t∈J} ℓ*_t: each row's loss as often as the learner erred on it
+    erred = np.bincount(facts.learner.mistake_indices_, minlength=margins.shape[0])
+    losses = np.maximum(1.0 - scales[:, None] * margins[None, :], 0.0) @ erred.astype(np.float64)
     values = 2.0 * scales**2 + 4.0 * losses
     best = int(np.argmin(values))
     value = forgetron_bound(float(scales[best] ** 2), float(losses[best]))
