@@ -173,3 +173,32 @@ def test_check_catches_a_plugins_halved_multiclass_bound_with_defaults(
     assert re.search(rf"^{bound}: \S+ mistakes > bound \S+ on game multiclass_orthogonal_game",
                      done.stdout, re.M), done.stdout  # fmt: skip
     _replays(done.stdout, bound, halved_site, tmp_path)
+
+
+def test_a_search_run_of_a_multiclass_bound_saves_its_matrix_and_replays(tmp_path):
+    """``dataset=search`` for MIRA's bound: the instance's U is its certificate artifact, and the
+    CSV replayed with it logs the same mistakes and bound."""
+    import json
+
+    import lincls.search  # noqa: F401  (registers dataset=search)
+    from lincls.errors import LinclsInputError
+    from lincls.evaluation import prepare
+
+    cache = f"certificates.cache_dir={tmp_path / 'cache'}"
+    outcome = measure(compose_config(["learner=mira", "dataset=search",
+                                      "dataset.bound=mira_pa1_kesler", cache]))  # fmt: skip
+    m = outcome.metrics
+    assert m["mistakes"] >= 2 and 0.99 <= m["bound_ratio.mira_pa1_kesler"] <= 1.0
+    for name, text in outcome.artifacts.items():
+        (tmp_path / name.rpartition("/")[2]).write_text(text)
+    U = np.array(json.loads((tmp_path / "certificate.json").read_text())["U"])
+    assert U.shape[0] == np.unique(outcome.dataset.y).shape[0]
+    replay = ["learner=mira", "dataset=csv", f"dataset.path={tmp_path / 'instance.csv'}",
+              "dataset.test_fraction=0", "passes=3", "order=fixed",
+              f"dataset.certificate={tmp_path / 'certificate.json'}", cache]  # fmt: skip
+    again = measure(compose_config(replay)).metrics
+    assert again["mistakes"] == m["mistakes"]
+    assert again["bound.mira_pa1_kesler"] == pytest.approx(m["bound.mira_pa1_kesler"], rel=1e-9)
+    with pytest.raises(LinclsInputError, match=r"^dataset.bound: mira_pa1_kesler is a bound of"):
+        prepare(compose_config(["learner=multiclass_perceptron", "dataset=search",
+                                "dataset.bound=mira_pa1_kesler"]))  # fmt: skip
