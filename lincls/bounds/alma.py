@@ -156,8 +156,9 @@ REGISTRY.append(
         best=best_alma,
         source=Source(
             NOT_READ,
-            "the form of Gentile 2001 (JMLR 2) Thm 3 at B = 1/α, C = √2; the paper's statement "
-            "was not read (it is stated for a range of B and C) and lincls does not prove it",
+            "the form of Gentile 2001 (JMLR 2) Thm 3 at B = 1/α, C = √2, not proved in lincls; "
+            "not read (its public copies at hand"
+            " show only the abstract and opening: reference, papers)",
         ),
     )
 )

@@ -104,8 +104,9 @@ REGISTRY.append(
         sequence=True,
         source=Source(
             NOT_READ,
-            "the form of Crammer, Kulesza & Dredze 2009 (NIPS 22) Thm 2; the paper's statement "
-            "was not read and lincls does not prove it",
+            "the form of Crammer, Kulesza & Dredze 2009 (NIPS 22) Thm 2, not proved in lincls; "
+            "not read (its public copies at hand"
+            " show only the abstract and opening: reference, papers)",
         ),
     )
 )

@@ -101,8 +101,9 @@ REGISTRY.append(
         family=A_POSTERIORI,
         source=Source(
             NOT_READ,
-            "the form of Mohri & Rostamizadeh 2013 (arXiv:1305.0208) Thm 3; the paper's statement "
-            "was not read and lincls does not prove it",
+            "the form of Mohri & Rostamizadeh 2013 (arXiv:1305.0208) Thm 3, not proved in lincls; "
+            "not read (its public copies at hand"
+            " show only the abstract and opening: reference, papers)",
         ),
     )
 )

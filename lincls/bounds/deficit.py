@@ -206,8 +206,9 @@ REGISTRY.extend(
             sequence=True,
             source=Source(
                 NOT_READ,
-                "the form of Freund & Schapire 1999 (Machine Learning 37) Thm 2; the paper's "
-                "statement was not read and lincls does not prove it",
+                "the form of Freund & Schapire 1999 (Machine Learning 37) Thm 2, not proved in "
+                "lincls; not read (its public copies at hand"
+                " show only the abstract and opening: reference, papers)",
             ),
         ),
         BoundSpec(
@@ -219,7 +220,7 @@ REGISTRY.extend(
             source=Source(
                 NOT_COVERED,
                 "Freund & Schapire 1999 Thm 3 bounds an expectation over samples; lincls logs a "
-                "plug-in estimate from one sample (and the statement was not read)",
+                "plug-in estimate from one sample (the statement was not read: reference, papers)",
             ),
         ),
     ]

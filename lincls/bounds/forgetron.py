@@ -101,8 +101,9 @@ REGISTRY.append(
         sequence=True,
         source=Source(
             NOT_READ,
-            "the form of Dekel, Shalev-Shwartz & Singer 2008 (SICOMP 37) Thm 1; the paper's "
-            "statement was not read and lincls does not prove it",
+            "the form of Dekel, Shalev-Shwartz & Singer 2008 (SICOMP 37) Thm 1, not proved in "
+            "lincls; not read (its public copies at hand"
+            " show only the abstract and opening: reference, papers)",
         ),
     )
 )
