@@ -176,3 +176,24 @@ def test_the_command_line_names_the_field_in_full(tmp_path):
     with pytest.raises(LinclsInputError, match=r"^dataset.n_classes: must be an integer in"):
         game = ["learner=mira", "dataset=multiclass_orthogonal_game", "dataset.n_classes=1"]
         evaluation.prepare(compose_config(game))
+
+
+def test_a_plain_run_bounds_the_game_at_its_own_matrix(tmp_path):
+    """With the SVMs on and no best comparator, a run of the game evaluates the multiclass bound
+    at the game's U, over every class the learner scores. With the bias feature all three classes
+    are labels: γ = 0.1 on (x, 1), R'² = 2, bound 400. Without it the learner predicts class 0 on
+    every fresh coordinate, so only classes 1 and 2 are labels: U's row for class 0 is zero and
+    the margin over the learner's three classes is a·R = 1/√300 (bound 600, still sound)."""
+    from conftest import compose_config
+
+    from lincls import evaluation
+
+    game = ["learner=multiclass_perceptron", "dataset=multiclass_orthogonal_game",
+            "certificates.best=false", f"certificates.cache_dir={tmp_path}"]  # fmt: skip
+    outcome = evaluation.measure(compose_config(game))
+    m = outcome.metrics
+    assert outcome.tags["bound.multiclass_perceptron.certificate"] == "generator"
+    assert m["mistakes"] == 150 and m["bound.multiclass_perceptron"] == pytest.approx(400.0)
+    m = evaluation.measure(compose_config([*game, "learner.bias=none"])).metrics
+    assert m["margin"] == pytest.approx(1 / math.sqrt(300), rel=1e-12)
+    assert m["bound.multiclass_perceptron"] == pytest.approx(600.0, rel=1e-9)

@@ -146,6 +146,8 @@ def measure(config: RunConfig | Mapping[str, Any]) -> RunOutcome:
 
 
 def _binary_online(learner) -> bool:
+    if hasattr(learner, "_kesler_step"):  # a multiclass learner, fitted already by a game's play
+        return False
     return hasattr(learner, "bias_feature_") or (
         hasattr(learner, "_one_pass") and not learner.__sklearn_tags__().classifier_tags.multi_class
     )

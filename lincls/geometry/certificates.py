@@ -183,8 +183,16 @@ def certificate_of(dataset: Dataset, learner) -> Certificate | MulticlassCertifi
     if dataset.U is not None:
         if not multiclass:
             return None
-        y_index = np.searchsorted(np.unique(dataset.y), dataset.y)
-        return certify_multiclass(dataset.X, y_index, dataset.U, None, source="generator")
+        labels = np.unique(dataset.y)  # U has a row per class of the data, in this order
+        U, classes = np.asarray(dataset.U, dtype=np.float64), getattr(learner, "classes_", None)
+        if classes is not None and np.isin(labels, classes).all() and len(classes) > len(labels):
+            # a learner told of classes the data never use (a game's): it may predict them, so
+            # the margin is over every class it scores, those with a row of zeros (still sound)
+            rows = np.zeros((len(classes), U.shape[1]))
+            rows[np.searchsorted(classes, labels)] = U
+            U, labels = rows, np.asarray(classes)
+        y_index = np.searchsorted(labels, dataset.y)
+        return certify_multiclass(dataset.X, y_index, U, None, source="generator")
     if dataset.u is None:
         return None
     if multiclass:
