@@ -3,9 +3,10 @@ is provably attainable.
 
 A run's instance is one of four kinds: fixed data (any order but the adversary's), the
 restricted game (``order=adversarial``: the adversary only orders given examples), a
-constructive game (``dataset=perceptron_game``, ``orthogonal_game``, ``disjunction_game``: the
-adversary makes the examples) and a searched instance (``dataset=search``: the worst case a
-search found for the run's learner and bound, ``experiment=frontier``), shown with its search and
+constructive game (``dataset=perceptron_game``, ``orthogonal_game``,
+``multiclass_orthogonal_game``, ``disjunction_game``: the adversary makes the examples) and a
+searched instance (``dataset=search``: the worst case a search found for the run's learner and
+bound, ``experiment=frontier``), shown with its search and
 run. Where searches ran and every instance tried stalls below 1 (below ``MET``), the theorem
 looks loose by 1/ratio. Beside the largest ratio of each kind stands the ratio a known
 lower-bound construction attains, or "unknown" where none is known to us. A theorem whose
@@ -20,7 +21,7 @@ import pandas as pd
 from lincls.experiments.report.collect import column
 from lincls.experiments.report.tables import TIGHTEST, bound_names, labels_of, orders_of
 
-GAMES = ("perceptron_game", "orthogonal_game", "disjunction_game")
+GAMES = ("perceptron_game", "orthogonal_game", "multiclass_orthogonal_game", "disjunction_game")
 SEARCHED = "searched"
 KINDS = ("fixed data", "restricted game", "constructive game", SEARCHED)
 MET = 0.95  # a searched ratio this close to 1 meets the bound (a bias's R²/(R² + c²) and the like)
@@ -43,6 +44,16 @@ ATTAINABLE = {
         "→ 1",
         "orthogonal game as R/c → ∞ (c the bias feature): ⌊(R/γ)²⌋ mistakes against "
         "(R² + c²)/γ² at the hidden u",
+    ),
+    "multiclass_perceptron": (
+        "→ 1",
+        "multiclass orthogonal game (lincls.games.multiclass) with the bias feature, K = 2, as "
+        "R/γ → ∞: ⌊2(R/γ)²⌋ mistakes against 2(R² + 1)/γ²; K/(2(K − 1)) without a bias",
+    ),
+    "mira_pa1_kesler": (
+        "→ 1",
+        "multiclass orthogonal game with the bias feature, K = 2, as R/γ → ∞ (max(2R², 1/M)/γ² "
+        "is 2R²/γ² there)",
     ),
     "novikoff_2r": ("≥ ¼", "orthogonal game: ⌊(R/γ)²⌋ against (2R/γ)²; more is unknown"),
     # closed forms of lincls.games.ratios (derived there, checked against runs)
