@@ -128,9 +128,8 @@ def game_configs(learner: dict) -> Iterator[dict]:
     base = {"learner": learner, "passes": 3, "seed": 0, "order": "fixed", "orders": 1,
             "certificates": {"svm": True}, "tracking": {}}  # fmt: skip
     if _multiclass(learner["name"]):
-        # no binary SVMs: the run would take the learner, fitted as the game is played, for a
-        # binary one and certify the data with them in place of the game's U (which a bound
-        # without a best comparator, a plugin's, needs); the best comparators are still found
+        # the game's U certifies its data (a bound without a best comparator, a plugin's, is
+        # evaluated at it), so no SVM is solved; the best comparators are still found
         for k, margin, radius, d in MULTICLASS_GAMES:
             game = {"name": "multiclass_orthogonal_game", "d": d, "n_classes": k,
                     "margin": margin, "radius": radius}  # fmt: skip

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conftest import compose_config
-from test_check_plugins import _replays, _run
+from test_check_plugins import _replays, _run, plugin_site
 
 from lincls.bounds import REGISTRY, holds
 from lincls.evaluation import measure
@@ -146,13 +146,7 @@ def test_the_game_breaks_a_bound_without_its_factor_2_and_the_replay_reproduces(
 @pytest.fixture(scope="module")
 def halved_site(tmp_path_factory):
     """A folder holding the halved bounds' module and a dist-info naming its entry point."""
-    site = tmp_path_factory.mktemp("halved")
-    (site / "halved_bounds.py").write_text(HALVED_BOUNDS)
-    info = site / "halved_bounds-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: halved-bounds\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[lincls.plugins]\nhalved = halved_bounds:register\n")
-    return site
+    return plugin_site(tmp_path_factory.mktemp("halved"), "halved_bounds", HALVED_BOUNDS)
 
 
 @pytest.mark.slow

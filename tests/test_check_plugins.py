@@ -4,7 +4,8 @@ The plugins are installed as a user installs them, into a temporary folder found
 entry points: the example package (``examples/lincls-example``: the normalized perceptron, its
 bound and the bound halved, wrong on purpose), and a package of wrong bounds of built-in learners
 written here (Novikoff halved for the perceptron without a bias, which needs a separator through
-the origin; Winnow2 halved, which needs the disjunction as its certificate). A violation's printed
+the origin; Winnow2 halved, which needs the disjunction as its certificate; PA-I × 0.8; the
+second-order bound without its log term). A violation's printed
 ``lincls run`` command is run as printed and must log the same mistakes and bound value.
 """
 
@@ -25,23 +26,40 @@ from test_plugins import NAME, RIGHT, WRONG, install_example
 
 WRONG_BOUNDS = '''
 """Bounds of built-in learners, halved: wrong on purpose (a test of lincls check)."""
+import math
+
 from lincls.bounds import REGISTRY
-from lincls.learners import Perceptron, Winnow
+from lincls.learners import PassiveAggressive, Perceptron, Winnow
+from lincls.learners.second_order import SecondOrderPerceptron
 from lincls.plugins import Bound, register_bound
 
 
-def _halved(name, learner):
+def _wrong(name, learner, suffix, change):
     spec = next(s for s in REGISTRY if s.name == name)
+
+    def value(facts):
+        found = spec.value(facts)
+        return change(getattr(found, "value", found), getattr(found, "details", {}))
+
     register_bound(Bound(
-        f"{name}_halved", learner, theorem=f"none: half of {name}, wrong on purpose",
-        rule=f"the rule of {name}", value=lambda facts: spec.value(facts) / 2.0,
-        check=spec.check, status="not covered",
+        f"{name}_{suffix}", learner, theorem=f"none: {name} {suffix}, wrong on purpose",
+        rule=f"the rule of {name}", value=value, check=spec.check, status="not covered",
     ))
 
 
+def _no_log(value, details):
+    # (D + sqrt(spread * ln det))/gamma without its log: (D + sqrt(spread))/gamma
+    gamma, deficit, log_det = details["gamma"], details["deficit"], details["log_det"]
+    if log_det <= 0.0:
+        return value
+    return (deficit + (value * gamma - deficit) / math.sqrt(log_det)) / gamma
+
+
 def register():
-    _halved("novikoff", Perceptron)
-    _halved("winnow2", Winnow)
+    _wrong("novikoff", Perceptron, "halved", lambda value, details: value / 2.0)
+    _wrong("winnow2", Winnow, "halved", lambda value, details: value / 2.0)
+    _wrong("pa1", PassiveAggressive, "scaled", lambda value, details: 0.8 * value)
+    _wrong("second_order", SecondOrderPerceptron, "no_log", _no_log)
 '''
 
 
@@ -53,16 +71,22 @@ def example_site(tmp_path_factory) -> Path:
     return target
 
 
+def plugin_site(site: Path, module: str, source: str) -> Path:
+    """``site`` holding the module ``module`` (its ``source``) and a dist-info naming its
+    ``register`` as a ``lincls.plugins`` entry point: a package as installed, for PYTHONPATH."""
+    (site / f"{module}.py").write_text(source)
+    info = site / f"{module}-0.1.dist-info"
+    info.mkdir()
+    name = module.replace("_", "-")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[lincls.plugins]\n{module} = {module}:register\n")
+    return site
+
+
 @pytest.fixture(scope="module")
 def wrong_site(tmp_path_factory) -> Path:
-    """A folder holding the wrong bounds' module and a dist-info naming its entry point."""
-    site = tmp_path_factory.mktemp("wrong")
-    (site / "wrong_bounds.py").write_text(WRONG_BOUNDS)
-    info = site / "wrong_bounds-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wrong-bounds\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[lincls.plugins]\nwrong = wrong_bounds:register\n")
-    return site
+    """The wrong bounds' package, installed in a temporary folder."""
+    return plugin_site(tmp_path_factory.mktemp("wrong"), "wrong_bounds", WRONG_BOUNDS)
 
 
 def _run(words: list[str], site: Path, cwd: Path) -> subprocess.CompletedProcess:
@@ -136,4 +160,24 @@ def test_a_wrong_bound_needing_its_certificate_replays_as_printed(
 ):
     done = _run(["check", arguments[0], bound, *arguments[1:]], wrong_site, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
+    _replays(done.stdout, bound, wrong_site, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "learner, bound",
+    [("passive_aggressive", "pa1_scaled"), ("second_order_perceptron", "second_order_no_log")],
+    ids=["pa1", "second_order"],
+)
+def test_check_catches_a_subtly_wrong_bound_with_defaults_within_a_minute(
+    learner, bound, wrong_site, tmp_path
+):
+    """With every option at its default and no bound named, a bound a fifth too small (PA-I)
+    or missing its log-determinant factor (the second-order perceptron's) is caught, and its
+    replay logs the same violation."""
+    started = time.perf_counter()
+    done = _run(["check", learner], wrong_site, tmp_path)
+    assert time.perf_counter() - started < 60, done.stdout
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"\n{bound}: " in done.stdout
     _replays(done.stdout, bound, wrong_site, tmp_path)

@@ -190,7 +190,6 @@ def test_bound_by_hand_and_where_it_does_not_apply():
     assert str(info.value) == "learner.budget: must be an integer in [1, inf), got 0"
 
 
-
 def test_the_loss_is_summed_over_the_mistake_rounds():
     """The theorem's Σ_{t∈J} ℓ*_t: each row's hinge loss once per mistake on it, not once per
     presentation (five passes over noisy data present every row five times)."""
