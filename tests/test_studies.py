@@ -30,8 +30,9 @@ EXPECTED_JOBS = {  # the size of each grid, so a change to a study is a visible 
     "kwa97": 2 * 7 * (3 + 2),  # 2 learners × 7 N × (3 random seeds + 2 adversaries)
     # a search per bound the searches cover (Winnow's over α × θ: 4 each), and the games over
     # each theorem's options: CW 8, SCW-I 12, SCW-II 18, ALMA 3, the Forgetron 6, R² bias 1,
-    # Projectron++ 4
-    "frontier": 80,
+    # Projectron++ 4; the multiclass bounds' 2 searches and their game (2 learners × 2 class
+    # counts × 2 bias rules)
+    "frontier": 80 + 2 + 8,
     # 20 margins × 10 radii × 50 seeds × 10 learners × 10 passes (`make bench` sweep1m)
     "million": 1_000_000,
 }
