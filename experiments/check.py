@@ -53,6 +53,7 @@ from lincls.config.run import SEED_MAX, RunConfig, check_writable
 from lincls.errors import LinclsInputError, check_number
 from lincls.evaluation import RunOutcome, fit_and_evaluate, plan_of, prepare
 from lincls.experiments.expectation import check_expectations, expectation_bounds
+from lincls.learners._kinds import takes_multiclass
 from lincls.registry import build_learner, learners
 from lincls.search import Target, replay_overrides, to_csv
 from lincls.search.game import certificate_record, multiclass_certificate_record
@@ -80,7 +81,7 @@ def _learner_config(name: str, overrides: Sequence[str]) -> dict:
 
 def _multiclass(name: str) -> bool:
     """Whether the learner takes more than two classes (its estimator's tags say so)."""
-    return bool(learners()[name]().__sklearn_tags__().classifier_tags.multi_class)
+    return takes_multiclass(learners()[name]())
 
 
 def random_configs(learner: dict, count: int, seed: int) -> Iterator[dict]:

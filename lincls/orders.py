@@ -35,12 +35,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-# the run config checks these values; here for the modules that import them from their subject
 from lincls.config.run import ORDERS, canonical_orders, permutations  # noqa: F401
 from lincls.errors import LinclsInputError
 from lincls.geometry import Certificate, MulticlassCertificate, augmented_scale
 from lincls.learners._activations import signed_activations, squared_norms
 from lincls.learners._base import binary_classes
+
+# the run config checks these values; here for the modules that import them from their subject
+from lincls.learners._kinds import takes_multiclass
 from lincls.learners._multiclass_base import predictions_csr, predictions_dense
 
 
@@ -191,7 +193,7 @@ def adversarial_fit(
     """Play seed 000 §3.2's game against ``learner`` (module docstring); presentations per row."""
     learner._check_params()
     X, y = learner._validate_X_y(X, y, reset=True)
-    multiclass = learner.__sklearn_tags__().classifier_tags.multi_class
+    multiclass = takes_multiclass(learner)
     if multiclass:
         learner.classes_, labels = learner._classes_and_labels(y)
     else:

@@ -29,6 +29,7 @@ from lincls.games import Game
 from lincls.geometry import Certificate, row_norms
 from lincls.geometry.certificates import certificate_of, certificates_of, primary
 from lincls.learners._base import binary_classes, check_finite
+from lincls.learners._kinds import is_online_binary, is_online_multiclass, takes_multiclass
 from lincls.orders import fit_in_order
 from lincls.paths import default_cache_dir
 from lincls.registry import build_dataset, build_learner, prefixed
@@ -101,7 +102,7 @@ def prepare(config: RunConfig | Mapping[str, Any], dataset: Dataset | Game | Non
         _check_game(plan_of(config), dataset)
         dataset.check(learner, config.passes)
         return learner, dataset
-    if not learner.__sklearn_tags__().classifier_tags.multi_class:
+    if not takes_multiclass(learner):
         prefixed(
             "dataset", lambda: dataset.shared("binary classes", lambda: binary_classes(dataset.y))
         )
@@ -146,11 +147,10 @@ def measure(config: RunConfig | Mapping[str, Any]) -> RunOutcome:
 
 
 def _binary_online(learner) -> bool:
-    if hasattr(learner, "_kesler_step"):  # a multiclass learner, fitted already by a game's play
+    # a multiclass learner a game has fitted has a bias_feature_ too: it is no binary one
+    if is_online_multiclass(learner):
         return False
-    return hasattr(learner, "bias_feature_") or (
-        hasattr(learner, "_one_pass") and not learner.__sklearn_tags__().classifier_tags.multi_class
-    )
+    return hasattr(learner, "bias_feature_") or is_online_binary(learner)
 
 
 def _fit_orderings(learner, dataset: Dataset, plan: RunPlan, online: bool, adversary):

@@ -19,6 +19,7 @@ import numpy as np
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError
+from lincls.learners._kinds import is_online_binary
 
 # The most values (examples × columns) a game holds at once: 381 MiB of float64. A game's data
 # exist only as it is played, so its size is checked from its settings before it starts.
@@ -73,8 +74,7 @@ class Game:
 
 def check_online(learner, game: str) -> None:
     """Refuse a learner the games cannot play: not binary online, or a mini-batch one."""
-    multi = learner.__sklearn_tags__().classifier_tags.multi_class
-    if not hasattr(learner, "_one_pass") or multi:
+    if not is_online_binary(learner):
         raise LinclsInputError(
             "learner", f"the {game} needs a binary online learner, not {type(learner).__name__}"
         )

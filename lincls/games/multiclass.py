@@ -56,6 +56,7 @@ from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_number, check_radius
 from lincls.games._play import CAP, MAX_CELLS, Game, finish, replay
 from lincls.geometry import max_norm, multiclass_margins
+from lincls.learners._kinds import is_online_multiclass
 
 MAX_CLASSES = 100
 
@@ -139,8 +140,7 @@ def make_multiclass_orthogonal_game(
 
 def check_multiclass_online(learner, game: str) -> None:
     """Refuse a learner the multiclass games cannot play: not an online multiclass learner."""
-    multi = learner.__sklearn_tags__().classifier_tags.multi_class
-    if not hasattr(learner, "_one_pass") or not multi or not hasattr(learner, "_kesler_step"):
+    if not is_online_multiclass(learner):
         raise LinclsInputError(
             "learner", f"the {game} needs an online multiclass learner, not "
             f"{type(learner).__name__}")  # fmt: skip

@@ -51,7 +51,7 @@ import numpy as np
 
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number, check_radius
-from lincls.games._play import CAP, MAX_CELLS, Game
+from lincls.games._play import CAP, MAX_CELLS, Game, check_online
 from lincls.orders import training_weights
 
 STRATEGIES = ("auto", "flip", "orthogonal")
@@ -216,14 +216,7 @@ def play(game: PerceptronGame, learner, passes: int) -> tuple[Dataset, np.ndarra
             f"passes × rounds × d = {budget * game.d:,} values exceed {MAX_CELLS:,} "
             f"({MAX_CELLS * 8 // 2**20} MiB); lower passes, rounds or d",
         )
-    if not hasattr(learner, "_one_pass") or learner.__sklearn_tags__().classifier_tags.multi_class:
-        raise LinclsInputError(
-            "learner", f"the perceptron game needs a binary online learner, not "
-            f"{type(learner).__name__}")  # fmt: skip
-    if getattr(learner, "batch_size", 1) != 1:  # a mini-batch learner steps on M examples
-        raise LinclsInputError(
-            "batch_size", "the perceptron game presents one example at a time, so it needs "
-            f"batch_size = 1, got {learner.batch_size!r}")  # fmt: skip
+    check_online(learner, "perceptron game")
     rng = np.random.default_rng(game.seed)
     player = _Player(game, rng)
     template = np.zeros((2, game.d))

@@ -57,6 +57,7 @@ from lincls.geometry import (
 )
 from lincls.geometry.cache import CertificateCache
 from lincls.learners._base import binary_classes
+from lincls.learners._kinds import takes_multiclass
 
 SOFT_C = 1.0
 SOFT_MAX_ITER = 20_000  # liblinear's iterations; a count, so its point is the same at any load
@@ -179,7 +180,7 @@ def certificate_of(dataset: Dataset, learner) -> Certificate | MulticlassCertifi
     A multiclass learner on binary data gets the multiclass form of (u, b): rows (−u, u)/√2,
     offsets (−b, b)/√2, multiclass margin √2·γ.
     """
-    multiclass = learner.__sklearn_tags__().classifier_tags.multi_class
+    multiclass = takes_multiclass(learner)
     if dataset.U is not None:
         if not multiclass:
             return None

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lincls.games._play import present, start, wrong_label
+from lincls.learners._kinds import takes_multiclass
 from lincls.search import multiclass
 from lincls.search.instance import Found, Scored, Target, out_of_time, score
 
@@ -92,7 +93,7 @@ def _child(state: _State, x: np.ndarray, used: int, rng: np.random.Generator):
 
 def _grow(target: Target, state: _State, family: str, d: int, radius: float, rng, positive: bool):
     """One child of ``state`` by a candidate of ``family``, scored (None: no candidate)."""
-    if not multiclass.is_multiclass(target.learner):
+    if not takes_multiclass(target.learner):
         made = candidate(family, state, d, radius, rng, positive)
         if made is None:
             return None
@@ -134,7 +135,7 @@ def adaptive_search(
         learner.set_params(max_passes=target.passes)
         template = np.zeros((2, d))
         template[0, 0] = radius  # what the learner measures at its start (R of bias="r2")
-        if multiclass.is_multiclass(learner):
+        if takes_multiclass(learner):
             multiclass.start(learner, d, radius)
         else:
             start(learner, template)

@@ -28,10 +28,11 @@ from sklearn.base import clone
 from lincls.data import Dataset
 from lincls.errors import LinclsInputError, check_choice, check_number
 from lincls.games._play import Game
+from lincls.learners._kinds import takes_multiclass
 from lincls.orders import fit_in_order
 from lincls.registry import LEARNERS
 from lincls.search.instance import Found, Target, dataset_of, to_csv
-from lincls.search.multiclass import check_searchable, dataset_with, is_multiclass
+from lincls.search.multiclass import check_searchable, dataset_with
 from lincls.search.targets import PLANS, search
 
 METHODS = ("adaptive", "boolean")
@@ -58,7 +59,7 @@ class SearchGame(Game):
 
     def check(self, learner, passes: int) -> None:
         """Refuse a learner the search cannot play, or one whose rule the bound is not about."""
-        if not is_multiclass(learner):
+        if not takes_multiclass(learner):
             super().check(learner, passes)
         try:
             check_searchable(learner)

@@ -33,20 +33,16 @@ from lincls.games.multiclass import (
     wrong_class,
 )
 from lincls.geometry import comparators, max_norm, multiclass_margins
+from lincls.learners._kinds import takes_multiclass
 from lincls.search.instance import Scored, Target, score_dataset
 
 CLASSES = 3  # the classes a searched sequence is labelled with
 
 
-def is_multiclass(learner) -> bool:
-    """Whether ``learner`` takes more than two classes (its estimator's tags say so)."""
-    return bool(learner.__sklearn_tags__().classifier_tags.multi_class)
-
-
 def check_searchable(learner) -> None:
     """Refuse a learner no search can play: neither a binary nor a multiclass online learner
     (``LinclsInputError`` naming ``learner`` or its option)."""
-    if is_multiclass(learner):
+    if takes_multiclass(learner):
         check_multiclass_online(learner, "search")
     else:
         check_online(learner, "search")
