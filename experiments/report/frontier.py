@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from lincls.config.games import GAME_SCHEMAS
 from lincls.experiments.report.collect import column
 from lincls.experiments.report.tables import TIGHTEST, bound_names, labels_of, orders_of
 
-GAMES = ("perceptron_game", "orthogonal_game", "multiclass_orthogonal_game", "disjunction_game")
+GAMES = tuple(GAME_SCHEMAS)  # the constructive games, by dataset name
 SEARCHED = "searched"
 KINDS = ("fixed data", "restricted game", "constructive game", SEARCHED)
 MET = 0.95  # a searched ratio this close to 1 meets the bound (a bias's R²/(R² + c²) and the like)

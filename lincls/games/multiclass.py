@@ -191,7 +191,7 @@ def label_order(used: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.concatenate([rng.permutation(fresh), rng.permutation(seen)])
 
 
-def separating_matrix(X: np.ndarray, y: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
+def hidden_matrix(X: np.ndarray, y: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray]:
     """(the classes used, U with a row per used class): on the coordinate of example k, a on
     y_k's row and −a/(K'−1) on the others, a² = (K'−1)/(N·K') (module docstring), raised by
     ulps until every example's margin is ≥ ``margin`` in floating point."""
@@ -239,7 +239,7 @@ def play_multiclass_orthogonal(
     replay(learner, X, y, int(passes) - 1)
     finish(learner, rounds)
     learner.converged_ = passes > 1 and learner.converged_  # a replayed pass without an update
-    classes, U = separating_matrix(X, y, game.margin)
+    classes, U = hidden_matrix(X, y, game.margin)
     index = np.searchsorted(classes, y)
     measured = float(multiclass_margins(X, index, U, np.zeros(classes.shape[0])).min())
     if measured < game.margin or max_norm(X) > radius:  # pragma: no cover - ruled out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from lincls.config.games import GAME_SCHEMAS
 from lincls.tracking.describe import rounded, rounded_ratio
 
 VIEW_KEY = "lincls"  # the experiment's shared view of the runs table, listed under Views
@@ -101,13 +102,7 @@ VIEW_TAG = f"mlflow.sharedViewState.{VIEW_KEY}"
 # ratio is 1, or the fraction the game forces, by proof, so sorted by ratio they would fill the
 # first screen. The view leaves them out; the report's tightness frontier shows them, and a
 # violation among them is counted in the sweep's headline all the same.
-FORCED_DATASETS = (
-    "perceptron_game",
-    "orthogonal_game",
-    "multiclass_orthogonal_game",
-    "disjunction_game",
-    "orthonormal",
-)
+FORCED_DATASETS = (*GAME_SCHEMAS, "orthonormal")  # every game, and the orthonormal search
 # MLflow's search grammar: comparisons joined by AND (no OR, no NOT LIKE on tags, no free text:
 # a bare word is refused with HTTP 400). The view's filter, in the search box, is one example.
 RUNS_FILTER = "tags.`lincls.role` = 'run'" + "".join(
