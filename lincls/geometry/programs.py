@@ -74,7 +74,10 @@ def nearest(Z, counts: np.ndarray | None = None, c: float = GUESS_C) -> np.ndarr
     ``newton.COLUMNS``, is still ranked along), 1.6 s from these.
     """
     n, p = Z.shape
-    size, ranking = start_size(Z), np.asarray(Z.sum(axis=0)).ravel()
+    size = start_size(Z)
+    if size >= n:  # the set is every row, however the rows rank (a size only grows below)
+        return None
+    ranking = np.asarray(Z.sum(axis=0)).ravel()
     if p <= newton.COLUMNS:
         rows = np.unique(np.linspace(0, n - 1, min(n, GUESS_ROWS)).round().astype(np.int64))
         weights = np.ones(rows.shape[0]) if counts is None else counts[rows]
