@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import subprocess
@@ -29,16 +30,28 @@ os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 TOGETHER = ("tests/test_clusters.py", "tests/test_browser.py", "tests/test_wheel.py")
 
 
+@functools.cache
+def _shares_a_module_fixture(path: str) -> bool:
+    """Whether the test file ``path`` makes a module-scoped fixture (a study swept, a server
+    started): its tests then run on one worker, which makes the fixture once, not once each."""
+    try:
+        return 'scope="module"' in (ROOT / path).read_text()
+    except OSError:  # a node id of another root
+        return False
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's scope scheduler with each file of ``TOGETHER`` one scope and every other test its
-    own. xdist's ``loadgroup`` cannot do it under pytest 9 (it renames a test's node id, which
-    pytest 9 derives anew), and a lock alone leaves the other worker idle while it waits."""
+    """xdist's scope scheduler with each file of ``TOGETHER`` one scope, and each file with a
+    module-scoped fixture, and every other test its own. xdist's ``loadgroup`` cannot do it under
+    pytest 9 (it renames a test's node id, which pytest 9 derives anew), and a lock alone leaves
+    the other worker idle while it waits."""
     from xdist.scheduler import LoadScopeScheduling
 
     class TogetherScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return path if path in TOGETHER else nodeid
+            together = path in TOGETHER or _shares_a_module_fixture(path)
+            return path if together else nodeid
 
     return TogetherScheduling(config, log)
 
