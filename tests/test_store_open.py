@@ -276,3 +276,51 @@ def test_a_new_store_copied_from_the_template_is_the_store_mlflow_makes(tmp_path
             "SELECT artifact_location FROM experiments WHERE experiment_id = 0"
         ).fetchone()
     assert location == f"{tmp_path / 'mlruns'}/0"
+
+
+def test_a_new_store_is_made_with_lincls_s_experiment_and_opened_without_mlflow(
+    tmp_path, monkeypatch
+):
+    """A new store is made with the experiment its first command writes to, described; for
+    lincls's own, the template holds it too, so a copy is the store MLflow and lincls make and
+    the command that makes it never imports MLflow."""
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+    from mlflow.tracking._tracking_service import utils
+
+    from lincls.tracking import DEFAULT_EXPERIMENT, _new_experiment
+    from lincls.tracking.creation import _template, create
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.chdir(tmp_path)
+    made = tmp_path / "made.db"
+    create(made, _new_experiment(f"sqlite:///{made}", DEFAULT_EXPERIMENT))  # MLflow makes both
+    template = _template(_new_experiment(f"sqlite:///{made}", DEFAULT_EXPERIMENT))
+    assert template.is_file() and template != _template()
+
+    def no_mlflow(*args, **kwargs):
+        raise AssertionError("MLflow made the store or the experiment again")
+
+    monkeypatch.setattr(utils, "_get_sqlalchemy_store", no_mlflow)
+    monkeypatch.setattr(SqlAlchemyStore, "create_experiment", no_mlflow)
+    copied = tmp_path / "copied.db"
+    create(copied, _new_experiment(f"sqlite:///{copied}", DEFAULT_EXPERIMENT))
+    assert _dump(copied) == _dump(made)
+    with sqlite3.connect(copied) as connection:
+        rows = connection.execute("SELECT name, artifact_location FROM experiments").fetchall()
+    assert sorted(rows) == [("Default", f"{tmp_path / 'mlruns'}/0"),
+                            ("lincls", (tmp_path / "mlartifacts").as_uri())]  # fmt: skip
+
+    # the command a user types, into a new store: its run written, MLflow never imported
+    fresh = tmp_path / "fresh" / "mlflow.db"
+    fresh.parent.mkdir()
+    done = run_cli([*SMALL, f"tracking.uri=sqlite:///{fresh}"],
+                   cwd=fresh.parent, env={"XDG_CACHE_HOME": str(cache),
+                                          "PYTHONPROFILEIMPORTTIME": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    imported = {line.rpartition("|")[2].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}  # fmt: skip
+    assert "lincls.tracking" in imported and "mlflow" not in imported
+    assert [(r.info.status, r.info.experiment_id) for r in runs_of(f"sqlite:///{fresh}")] == [
+        ("FINISHED", "1")
+    ]

@@ -27,6 +27,7 @@ from lincls.paths import (
     resolve_tracking_uri,
     sqlite_path,
 )
+from lincls.tracking.creation import NewExperiment
 from lincls.tracking.experiment_note import EXPERIMENT_NOTE
 from lincls.tracking.postgres_runs import open_rows
 from lincls.tracking.record import Written
@@ -179,9 +180,10 @@ def _ready_experiment(uri: str, name: str, budget: float) -> str | None:
     is active and described as lincls describes it (read with SQL, without MLflow); None when
     MLflow's calls must make or describe it, or the store is not a SQLite file."""
     db = sqlite_path(uri)
-    if db is None or not db.is_file() or db.stat().st_size == 0:
+    if db is None:
         return None
-    with store_lock(uri):
+    # a new store is made with the experiment, described: read back below, MLflow never imported
+    with store_lock(uri, experiment=_new_experiment(uri, name)):
         check_store(uri, budget)  # refuses a foreign file or another schema, as MLflow's path does
         relocate(uri)
     import sqlite3
@@ -206,6 +208,13 @@ def _ready_experiment(uri: str, name: str, budget: float) -> str | None:
     if not EXPERIMENT_KIND.items() <= tags.items() or tags.get(VIEW_TAG) != view_state():
         return None
     return str(found[0])
+
+
+def _new_experiment(uri: str, name: str) -> NewExperiment:
+    """Experiment ``name`` of the store at ``uri`` as lincls creates and describes it; the
+    template of a new store holding it is kept for lincls's own (``DEFAULT_EXPERIMENT``)."""
+    tags = {**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE, VIEW_TAG: view_state()}
+    return NewExperiment(name, artifact_root(uri), tags, kept=name == DEFAULT_EXPERIMENT)
 
 
 def _create_experiment(client, uri: str, name: str) -> str:

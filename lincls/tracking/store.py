@@ -36,7 +36,7 @@ from lincls.config.run import (  # the defaults live with the settings they are 
 )
 from lincls.errors import LinclsInputError, one_line
 from lincls.paths import check_home, default_tracking_uri, sqlite_path
-from lincls.tracking.creation import create
+from lincls.tracking.creation import NewExperiment, create
 
 # The schemes of MLflow's tracking stores (a database URI may name a driver: postgresql+psycopg).
 SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
@@ -142,10 +142,12 @@ def check_store_file(uri: str, field: str) -> None:
 
 
 @contextlib.contextmanager
-def store_lock(uri: str, timeout: float = 300.0) -> Iterator[None]:
+def store_lock(
+    uri: str, timeout: float = 300.0, experiment: NewExperiment | None = None
+) -> Iterator[None]:
     """Hold a cross-process lock on a SQLite store (``<file>.lock``) or a PostgreSQL one (an
     advisory lock: ``postgres_runs.schema_lock``); other stores need none. A SQLite store that
-    does not exist yet is made under it, whole or not at all (``create``)."""
+    does not exist yet is made under it, whole or not at all, with ``experiment`` (``create``)."""
     db = sqlite_path(uri)
     if db is None:
         from lincls.tracking.postgres_runs import schema_lock
@@ -156,7 +158,7 @@ def store_lock(uri: str, timeout: float = 300.0) -> Iterator[None]:
     from filelock import FileLock
 
     with FileLock(str(db) + ".lock", timeout=timeout):
-        create(db)
+        create(db, experiment)
         yield
 
 
