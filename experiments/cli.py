@@ -135,6 +135,9 @@ def run_main(argv: list[str]) -> int:
     except LinclsInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    from hydra_plugins.lincls_sweeps.pool import start_fork_server
+
+    start_fork_server(argv)  # a sweep's pool: its server imports beside the run module's
     from lincls.experiments import run
 
     sys.argv = ["lincls run", *argv]

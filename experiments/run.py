@@ -8,11 +8,17 @@ anything is stored.
 
 from __future__ import annotations
 
+import sys
+
+from hydra_plugins.lincls_sweeps.pool import start_fork_server
+
+if __name__ == "__main__":  # a sweep's pool: its server imports beside this module's ~1.5 s
+    start_fork_server(sys.argv[1:])
+
 import atexit
 import contextlib
 import importlib.resources
 import os
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path

@@ -104,23 +104,6 @@ def _plain_job(composer: JobComposer, task_function: TaskFunction, overrides, re
     return True
 
 
-TRACKER_WARNINGS = [
-    "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker",
-    "ignore::UserWarning:multiprocessing.resource_tracker",  # the fork server's pool's
-]
-
-
-def _quiet_resource_tracker() -> None:
-    """Keep the resource trackers (processes the pool starts) from warning about temporary
-    folders and semaphores already gone when a stopped pool's workers are killed (Ctrl-C, a
-    store that stopped answering): lines after the one a stopped sweep prints, about nothing
-    that went wrong."""
-    given = os.environ.get("PYTHONWARNINGS", "")
-    missing = [w for w in TRACKER_WARNINGS if w not in given.split(",")]
-    if missing:
-        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [given, *missing]))
-
-
 def _cheap_writes(record) -> bool:
     """Whether the sweep's store writes its runs as rows (``tracking.sqlite_runs``, ~2 ms a run)."""
     from lincls import tracking
@@ -251,7 +234,7 @@ class LinclsLauncher(Launcher):
 
         state = self._state() if state is None else state
         pool = _pool()
-        _quiet_resource_tracker()
+        pool.quiet_resource_tracker()
         self._executor = get_reusable_executor(
             max_workers=workers,
             initializer=pool._init_worker,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Sequence
 from typing import Any
 
 from hydra.core.singleton import Singleton
@@ -40,6 +41,54 @@ def worker_context() -> Any:
     context = get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
     return context
+
+
+TRACKER_WARNINGS = [
+    "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker",
+    "ignore::UserWarning:multiprocessing.resource_tracker",  # the fork server's pool's
+]
+
+
+def quiet_resource_tracker() -> None:
+    """Keep the resource trackers (processes the pool starts) from warning about temporary
+    folders and semaphores already gone when a stopped pool's workers are killed (Ctrl-C, a
+    store that stopped answering): lines after the one a stopped sweep prints, about nothing
+    that went wrong."""
+    given = os.environ.get("PYTHONWARNINGS", "")
+    missing = [w for w in TRACKER_WARNINGS if w not in given.split(",")]
+    if missing:
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [given, *missing]))
+
+
+def start_fork_server(arguments: Sequence[str]) -> None:
+    """Start the pool's fork server as a sweep's command starts, when its arguments choose this
+    launcher (the default) with more than one worker (``hydra.launcher.n_jobs=K``, K > 1): the
+    server's imports of ``PRELOAD`` (~2.5 s in a process of their own) then run beside the
+    command's own imports, composition and checks. Started once the sweep has its jobs
+    (``start_workers``), they ended after the store was open, and the first jobs waited for them.
+    ``start_workers`` forks the workers from this server; a command that stops before (bad input)
+    leaves nothing: the server ends with the process that started it."""
+    workers = None
+    for argument in arguments:
+        key, _, value = argument.lstrip("+").partition("=")
+        if key == "hydra/launcher" and value != "lincls":
+            return
+        if key == "hydra.launcher.n_jobs":
+            workers = value
+    if not any(a in ("-m", "--multirun") for a in arguments) or workers is None:
+        return
+    try:
+        if int(workers) < 2:
+            return
+    except ValueError:
+        return  # the launcher refuses it in one line
+    context = worker_context()
+    if context is None:
+        return
+    from multiprocessing import forkserver
+
+    quiet_resource_tracker()  # before the resource tracker the server starts with
+    forkserver.ensure_running()
 
 
 def _init_worker(state: bytes) -> None:
