@@ -86,3 +86,36 @@ def test_a_killed_pool_sweeps_workers_are_gone_within_5_s(tmp_path):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(sweep.pid, signal.SIGKILL)
+
+
+_SERVER = (
+    "import sys; import multiprocessing.forkserver as server; "
+    "from hydra_plugins.lincls_sweeps.pool import start_fork_server; "
+    "start_fork_server(sys.argv[1:]); print(server._forkserver._forkserver_pid is not None)"
+)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "started"),
+    [
+        (["-m", "seed=range(0,4)", "hydra.launcher.n_jobs=2"], True),
+        (
+            ["--multirun", "learner.lr=1,2", "++hydra.launcher.n_jobs=3", "hydra/launcher=lincls"],
+            True,
+        ),
+        (["seed=3", "hydra.launcher.n_jobs=2"], False),  # one run: no pool
+        (["-m", "seed=range(0,4)"], False),  # n_jobs: 1, the jobs in the process
+        (["-m", "seed=range(0,4)", "hydra.launcher.n_jobs=1"], False),
+        (["-m", "seed=range(0,4)", "hydra.launcher.n_jobs=x"], False),  # refused in one line later
+        (["-m", "seed=range(0,4)", "hydra.launcher.n_jobs=2", "hydra/launcher=lincls_ray"], False),
+    ],
+)
+def test_a_sweeps_pool_server_starts_with_the_command_only_for_a_pool(arguments, started):
+    """``lincls run -m … hydra.launcher.n_jobs=K`` (K > 1, the lincls launcher) starts the fork
+    server its workers are forked from as it starts, so that its imports run beside the
+    command's; any other command starts none."""
+    done = subprocess.run([sys.executable, "-c", _SERVER, *arguments], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == [str(started)]
+    assert done.stderr == ""  # the server ends with the process, quietly
