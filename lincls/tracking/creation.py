@@ -90,16 +90,21 @@ def _make(db: Any, new: Any, made: list) -> None:
         if isinstance(store, SqlAlchemyStore):
             store.engine.dispose()
     except Exception as exc:
-        for path in made:
-            path.unlink(missing_ok=True)
-        reason = one_line(getattr(exc, "orig", None) or exc)
-        raise LinclsInputError(
-            "tracking.uri", f"cannot create the store {db} ({reason}); nothing was written"
-        ) from None
+        raise _not_made(db, made, exc) from None
     finally:
         quiet.setLevel(level)
     if template is not None:
         _keep_template(new, template)
+
+
+def _not_made(db: Any, made: list, exc: Exception) -> LinclsInputError:
+    """The one line of a store whose making failed (a full disk), its files gone."""
+    for path in made:
+        path.unlink(missing_ok=True)
+    reason = one_line(getattr(exc, "orig", None) or exc)
+    return LinclsInputError(
+        "tracking.uri", f"cannot create the store {db} ({reason}); nothing was written"
+    )
 
 
 def _add_experiment(db: Any, new: Any, made: list, experiment: NewExperiment) -> None:
@@ -118,12 +123,7 @@ def _add_experiment(db: Any, new: Any, made: list, experiment: NewExperiment) ->
         finally:
             store.engine.dispose()
     except Exception as exc:
-        for path in made:
-            path.unlink(missing_ok=True)
-        reason = one_line(getattr(exc, "orig", None) or exc)
-        raise LinclsInputError(
-            "tracking.uri", f"cannot create the store {db} ({reason}); nothing was written"
-        ) from None
+        raise _not_made(db, made, exc) from None
 
 
 def _template(experiment: NewExperiment | None = None) -> Any:
