@@ -50,7 +50,6 @@ from lincls.tracking.tags import git_commit as git_commit  # where the store's u
 from lincls.tracking.view import (
     VIEW_COLUMNS,
     VIEW_TAG,
-    share_view,
     ui_path,
     view_state,
     view_ui_state,
@@ -153,9 +152,8 @@ def open_experiment(
             experiment_id = _create_experiment(client, uri, name)
         else:
             experiment_id = experiment.experiment_id
-            tags = experiment.tags
             # made before lincls set these, or by a lincls whose view differed: set them anew
-            if not EXPERIMENT_KIND.items() <= tags.items() or tags.get(VIEW_TAG) != view_state():
+            if not _described(experiment.tags):
                 _describe_experiment(client, experiment_id)
     _OPENED[key] = (client, experiment_id)
     return client, experiment_id
@@ -205,37 +203,41 @@ def _ready_experiment(uri: str, name: str, budget: float) -> str | None:
             connection.close()
     except sqlite3.Error:
         return None  # MLflow's calls will say what is wrong with it
-    if not EXPERIMENT_KIND.items() <= tags.items() or tags.get(VIEW_TAG) != view_state():
+    if not _described(tags):
         return None
     return str(found[0])
+
+
+def _description() -> dict[str, str]:
+    """The tags lincls describes its experiments with: their kind, their note and its view."""
+    return {**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE, VIEW_TAG: view_state()}
 
 
 def _new_experiment(uri: str, name: str) -> NewExperiment:
     """Experiment ``name`` of the store at ``uri`` as lincls creates and describes it; the
     template of a new store holding it is kept for lincls's own (``DEFAULT_EXPERIMENT``)."""
-    tags = {**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE, VIEW_TAG: view_state()}
-    return NewExperiment(name, artifact_root(uri), tags, kept=name == DEFAULT_EXPERIMENT)
+    return NewExperiment(name, artifact_root(uri), _description(), kept=name == DEFAULT_EXPERIMENT)
+
+
+def _described(tags: Mapping[str, str]) -> bool:
+    """Whether an experiment's tags are lincls's kind and its view as this lincls makes it."""
+    return EXPERIMENT_KIND.items() <= tags.items() and tags.get(VIEW_TAG) == view_state()
 
 
 def _create_experiment(client, uri: str, name: str) -> str:
     from mlflow.exceptions import MlflowException
 
     try:
-        experiment_id = client.create_experiment(
-            name,
-            artifact_location=artifact_root(uri),
-            tags={**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE},
+        return client.create_experiment(
+            name, artifact_location=artifact_root(uri), tags=_description()
         )
     except MlflowException:  # another process (on a server store) created it in between
         return client.get_experiment_by_name(name).experiment_id
-    share_view(client, experiment_id)
-    return experiment_id
 
 
 def _describe_experiment(client, experiment_id: str) -> None:
-    for key, value in {**EXPERIMENT_KIND, "mlflow.note.content": EXPERIMENT_NOTE}.items():
+    for key, value in _description().items():
         client.set_experiment_tag(experiment_id, key, value)
-    share_view(client, experiment_id)
 
 
 def flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:

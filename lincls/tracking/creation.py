@@ -18,6 +18,7 @@ import sqlite3
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lincls.errors import LinclsInputError, one_line
@@ -134,7 +135,6 @@ def _template(experiment: NewExperiment | None = None) -> Any:
     ``experiment``: the store holding it too, one file per MLflow version and description (its
     name and tags: a lincls that describes it otherwise keeps a template of its own)."""
     from importlib.metadata import version
-    from pathlib import Path
 
     if os.environ.get("MLFLOW_ENABLE_WORKSPACES") or os.environ.get(SERVER_ARTIFACT_ROOT_ENV):
         return None
@@ -151,8 +151,6 @@ def _default_root() -> str:
     the working directory), without importing MLflow on POSIX: the path MLflow's
     ``resolve_uri_if_local`` gives there (tests/test_store_open.py compares the two)."""
     if os.name == "posix":
-        from pathlib import Path
-
         return Path.cwd().joinpath("mlruns").as_posix()
     from mlflow.store.tracking import DEFAULT_LOCAL_FILE_AND_ARTIFACT_PATH
     from mlflow.utils.uri import resolve_uri_if_local

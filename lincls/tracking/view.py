@@ -157,11 +157,6 @@ def view_state() -> str:
     )  # fmt: skip
 
 
-def share_view(client, experiment_id: str) -> None:
-    """Store ``view_state`` as the experiment's shared view ``lincls`` (``ui_path`` opens it)."""
-    client.set_experiment_tag(experiment_id, VIEW_TAG, view_state())
-
-
 def ui_path(experiment_id: str) -> str:
     """The UI page of an experiment's runs in lincls's view, in the model-training workflow (the
     UI otherwise opens on its GenAI pages: a setting of the browser, not of the store)."""
