@@ -331,3 +331,18 @@ def test_a_run_is_a_multirun_when_an_override_says_so(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     runs = [r for r in runs_of(uri) if r.data.tags.get("lincls.role") == "run"]
     assert sorted(r.data.params["seed"] for r in runs) == ["0", "1"]
+
+
+def test_a_runs_folder_is_its_own_down_to_the_microsecond():
+    """Two ``lincls run`` started in one second in one folder shared Hydra's run folder: one
+    refused as bad input took the folder away while the other opened its log there (a
+    traceback). The run folder is stamped to the microsecond, as a sweep's is."""
+    import re
+
+    from omegaconf import OmegaConf
+
+    with open(CONF / "config.yaml") as handle:
+        hydra = OmegaConf.load(handle)["hydra"]
+    for kind in ("run", "sweep"):
+        pattern = OmegaConf.to_container(hydra[kind])["dir"]
+        assert re.search(r"\$\{now:%Y-%m-%d_%H-%M-%S-%f\}$", pattern), (kind, pattern)
