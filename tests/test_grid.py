@@ -193,3 +193,104 @@ def test_a_200000_config_sweep_starts_counts_and_resumes(tmp_path):
         "'seed=range(0,200000)' dataset.n=30 certificates.svm=false tracking.skip_finished=true"
     )
     assert peak < 1_500_000  # kB: the issue's bound for a million
+
+
+def test_firsts_fix_the_keys_a_test_holds_and_are_counted_without_being_made():
+    jobs = Jobs([Grid([["learner=a", "learner=b"], ["learner.lr=1", "learner.lr=2"], ["seed=0"]]),
+                 Grid([["dataset.n=5", "dataset.n=6"], ["learner.lr=3"]])])  # fmt: skip
+    values = lambda key: key in ("learner.lr", "dataset.n", "seed")  # noqa: E731
+    assert list(jobs.firsts(values)) == [
+        ["learner=a", "learner.lr=1", "seed=0"],
+        ["learner=b", "learner.lr=1", "seed=0"],
+        ["dataset.n=5", "learner.lr=3"],
+    ]
+    assert jobs.count_firsts(values) == 3
+    assert jobs.count_firsts("seed") == sum(1 for _ in jobs.firsts("seed")) == 6
+
+
+def test_a_rest_is_known_from_its_keys_as_from_its_parse():
+    from hydra_plugins.lincls_sweeps.precheck import _Checker, _rest
+
+    loader, kinds = Loader(), {}
+    checker = _Checker(loader, None, lambda: [])
+    for job in (["seed=3", "learner=x", "learner.lr=0.5"], ["+extra=1", "seed=4", "dataset=d"],
+                ["learner.lr=7", "~dataset.n", "learner=y"], ["seed=5"]):  # fmt: skip
+        assert checker._rest(job, kinds) == _rest(loader, job)
+
+
+def _checked(monkeypatch, bad: set[int], die: bool = False):
+    """(the first bad rest of 1,000 learning rates as one process walks them, as two do);
+    ``bad``: the rates refused; ``die``: the forked process dies on its first check."""
+    from hydra_plugins.lincls_sweeps import precheck
+    from lincls.errors import LinclsInputError
+
+    parent = os.getpid()
+
+    def check(composer, job, groups, values, data, booleans):
+        if die and os.getpid() != parent:
+            os._exit(3)
+        rate = int(job[0].partition("=")[2])
+        if rate in bad:
+            raise LinclsInputError("learner.lr", f"{rate} is bad")
+
+    forked = []
+
+    def fork():
+        pid = real_fork()
+        forked.extend([pid] if pid else [])
+        return pid
+
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", fork)
+    monkeypatch.setattr(precheck, "_check_rest", check)
+    monkeypatch.setattr(precheck, "JobComposer", lambda loader, config: None)
+    rests = [[f"learner.lr={k}", "seed=0"] for k in range(1000)]
+    checker = precheck._Checker(Loader(), None, lambda: rests)
+    found = checker.run(), checker.split(2)
+    assert len(forked) == (1 if len(os.sched_getaffinity(0)) > 1 else 0)  # one core: no fork
+    for pid in forked:
+        with pytest.raises(ChildProcessError):  # the forked process was waited for
+            os.waitpid(pid, os.WNOHANG)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("bad", "first"),
+    [
+        (set(), None),
+        ({700}, 700),  # a block of this process's (700 // 64 = 10)
+        ({100}, 100),  # the forked process's (block 1)
+        ({130, 70}, 70),  # each finds one: the first in order is named
+        ({999, 5, 64}, 5),
+    ],
+)
+def test_two_processes_name_the_first_bad_rest_as_one_does(monkeypatch, bad, first):
+    alone, shared = _checked(monkeypatch, bad)
+    assert alone == shared or (alone[:2] == shared[:2] and str(alone[2]) == str(shared[2]))
+    if first is None:
+        assert shared is None
+    else:
+        number, rest, error = shared
+        assert (number, rest) == (first, (f"learner.lr={first}",))
+        assert str(error) == f"learner.lr: {first} is bad"
+
+
+def test_the_rests_of_a_forked_process_that_died_are_checked_here(monkeypatch):
+    _, shared = _checked(monkeypatch, {100, 700}, die=True)
+    assert shared[:2] == (100, ("learner.lr=100",))
+
+
+def test_a_40000_value_sweep_is_checked_in_two_processes_and_names_the_first_bad(tmp_path):
+    """Past ``SPLIT_RESTS`` distinct rests the check is shared with a forked process; the bad
+    value first met in order (config 40,001) lies in that process's blocks."""
+    out = subprocess.run(
+        [sys.executable, "-m", "lincls.experiments.run", "-m", "passes=1,0",
+         "learner.lr=range(1,40001)", "dataset.n=20"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        env={"LINCLS_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith("error: passes: must be an integer in [1, inf), got 0 (config 40001 ")
+    assert line.endswith("of 80000: passes=0 learner.lr=1 dataset.n=20; no config was run)")
+    assert not (tmp_path / "mlflow.db").exists()

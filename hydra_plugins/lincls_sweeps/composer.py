@@ -66,14 +66,17 @@ class JobComposer:
             self._bases[key] = base
         return self._bases[key]
 
-    def plain(self, overrides: Sequence[str]) -> tuple[dict, DictConfig] | None:
+    def plain(
+        self, overrides: Sequence[str], split: tuple[list, list] | None = None
+    ) -> tuple[dict, DictConfig] | None:
         """A job's task config as plain containers, resolved (as ``resolved`` of ``task`` gives
         it), without OmegaConf (``plain``), and its composition's task config (whose nodes'
-        types are the job's); None when only composing it makes it exactly."""
+        types are the job's); None when only composing it makes it exactly. ``split``: the
+        job's ``split_group_overrides``, when the caller has it."""
         from hydra_plugins.lincls_sweeps.plain import PlainBase
 
         try:
-            groups, values = split_group_overrides(self.loader, overrides)
+            groups, values = split or split_group_overrides(self.loader, overrides)
             base = self._base(groups)
         except Exception:  # its composition fails: composing the job says why
             return None

@@ -16,9 +16,10 @@ of seen jobs is kept. Only a grid with such duplicates stores which of its jobs 
 from __future__ import annotations
 
 import itertools
+import math
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 
@@ -107,14 +108,23 @@ class Jobs(Sequence):
             else:
                 yield from (grid.job(i) for i in kept)
 
-    def firsts(self, key: str) -> Iterator[list[str]]:
+    def firsts(self, key: str | Callable[[str], bool]) -> Iterator[list[str]]:
         """A job for each distinct choice of every line but ``key``'s, with ``key`` at its first
         line (the first job in order that makes that choice): what a check that does not depend
-        on ``key``'s value needs to see. A seed sweep's million jobs are one here."""
+        on ``key``'s value needs to see. A seed sweep's million jobs are one here. ``key`` may
+        be a test of a line's key (``+``, ``~`` and all): every key it holds is fixed."""
+        fixed = key if callable(key) else key.__eq__
         for grid in self.grids:
-            fixed = [k for k, lines in enumerate(grid.lists) if _key(lines[0]) == key]
-            lists = [lines[:1] if k in fixed else lines for k, lines in enumerate(grid.lists)]
+            lists = [lines[:1] if fixed(_key(lines[0])) else lines for lines in grid.lists]
             yield from (list(job) for job in itertools.product(*lists))
+
+    def count_firsts(self, key: str | Callable[[str], bool]) -> int:
+        """How many jobs ``firsts(key)`` gives, without making them."""
+        fixed = key if callable(key) else key.__eq__
+        return sum(
+            math.prod(1 if fixed(_key(lines[0])) else len(lines) for lines in grid.lists)
+            for grid in self.grids
+        )
 
     def lines(self) -> set[str]:
         """Every override line some job has."""

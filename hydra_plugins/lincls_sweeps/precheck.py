@@ -15,7 +15,12 @@ config, against ~20 ms a run).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import mmap
+import os
+import pickle
+import signal
+import struct
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
@@ -41,29 +46,16 @@ def check_jobs(
     are the jobs walked, to name the first bad one as a walk in order would. ``lines``: every
     line of the jobs, when known.
     """
-    from lincls.config.composition import input_error
-
-    composer = JobComposer(loader, config)
     saved = HydraConfig.instance().cfg
-    data: dict[str, Any] = {}  # the last dataset built, by its settings
-    checked: set[tuple[str, ...]] = set()
-    bad_rest: tuple[tuple[str, ...], Any] | None = None
     try:
-        rests = jobs.firsts(SEED) if isinstance(jobs, Jobs) else jobs
-        for job in rests:
-            rest = _rest(loader, job)
-            if rest in checked:
-                continue
-            checked.add(rest)  # once, whatever it raises
-            try:
-                _check_rest(composer, loader, job, data)
-            except Exception as exc:
-                error = input_error(exc)
-                if error is not None:  # else not bad input: the job runs and records it
-                    bad_rest = (rest, error)
-                    break
+        if isinstance(jobs, Jobs):
+            checker = _Checker(loader, config, lambda: jobs.firsts(SEED))
+            found = checker.split(2) if jobs.count_firsts(SEED) >= SPLIT_RESTS else checker.run()
+        else:
+            found = _Checker(loader, config, lambda: jobs).run()
     finally:
         HydraConfig.instance().cfg = saved
+    bad_rest = None if found is None else found[1:]
     if lines is None:
         lines = jobs.lines() if isinstance(jobs, Jobs) else {line for job in jobs for line in job}
     bad_seeds = _bad_seeds(loader, lines)
@@ -72,6 +64,146 @@ def check_jobs(
 
 
 SEED = "seed"
+SPLIT_RESTS = 20_000  # distinct rests from which a second process checks half (~80 µs each)
+BLOCK = 64  # consecutive rests one process checks: they often share their data
+
+
+class _Checker:
+    """The walk over a sweep's distinct rests (``rests()`` enumerates them, in order), checking
+    each; ``run`` walks them all, ``split`` shares them with a forked process."""
+
+    def __init__(self, loader: Any, config: DictConfig, rests: Callable[[], Iterable]) -> None:
+        self.loader, self.config, self.rests = loader, config, rests
+
+    def run(self, part: int = 0, parts: int = 1, stop: mmap.mmap | None = None) -> Found:
+        """(number, rest, error) of the first bad rest, in order, among the blocks of
+        ``BLOCK`` rests numbered ``part`` modulo ``parts``; None if none. ``stop``: the number
+        of a bad rest found so far by any process (a rest after it needs no check)."""
+        from lincls.config.composition import input_error
+
+        composer = JobComposer(self.loader, self.config)
+        data: dict[str, Any] = {}  # the last dataset built, by its settings
+        booleans: dict[tuple[int, str], bool] = {}  # which keys of a composition are true/false
+        checked: set[tuple[str, ...]] = set()
+        kinds: dict[str, tuple[bool, bool]] = {}
+        for job in self.rests():
+            rest = self._rest(job, kinds)
+            if rest in checked:
+                continue
+            number = len(checked)
+            checked.add(rest)  # once, whatever it raises
+            if (number // BLOCK) % parts != part:
+                continue
+            if stop is not None and number > _read(stop):
+                return None
+            groups, values = split_group_overrides(self.loader, job)
+            try:
+                _check_rest(composer, job, groups, values, data, booleans)
+            except Exception as exc:
+                error = input_error(exc)
+                if error is not None:  # else not bad input: the job runs and records it
+                    if stop is not None and number < _read(stop):
+                        _STOP.pack_into(stop, 0, number)
+                    return number, rest, error
+        return None
+
+    def _rest(self, job: Sequence[str], kinds: dict[str, tuple[bool, bool]]) -> tuple[str, ...]:
+        """``_rest`` of ``job``, from what each line's key is (``kinds``: whether it picks a
+        config group, whether it is the seed; the same for every value of the key), without
+        parsing its values: every process walks every rest, and checks only its own."""
+        groups, values = [], []
+        for line in job:
+            key = line.partition("=")[0]
+            kind = kinds.get(key)
+            if kind is None:
+                picks, sets = split_group_overrides(self.loader, [line])
+                kind = kinds[key] = (bool(picks), (*picks, *sets)[0].key_or_group == SEED)
+            if not kind[1]:
+                (groups if kind[0] else values).append(line)
+        return (*groups, *values)
+
+    def split(self, parts: int) -> Found:
+        """``run``, the rests shared between this process and ``parts - 1`` forked ones (each
+        its blocks), when this machine has the cores; what a process fails to answer (it died)
+        is walked here after."""
+        if parts < 2 or len(os.sched_getaffinity(0)) < 2:
+            return self.run()
+        stop = mmap.mmap(-1, _STOP.size)  # shared with the forked processes
+        _STOP.pack_into(stop, 0, 2**63 - 1)
+        children = [_fork(lambda k=k: self.run(k, parts, stop)) for k in range(1, parts)]
+        try:
+            answers = [self.run(0, parts, stop)]
+        except BaseException:  # interrupted, or failed: the others' walks are not waited for
+            for pid, pipe in children:
+                _end(pid, pipe)
+            raise
+        answers += [_answer(pid, pipe) for pid, pipe in children]
+        for part, answer in enumerate(answers):
+            if answer is _DIED:  # its blocks are walked here, up to any bad rest found
+                answers[part] = self.run(part, parts, stop)
+        found = [answer for answer in answers if answer is not None]
+        return min(found, key=lambda answer: answer[0]) if found else None
+
+
+Found = tuple[int, tuple[str, ...], Any] | None
+_STOP = struct.Struct("q")
+_DIED = object()
+
+
+def _read(stop: mmap.mmap) -> int:
+    return _STOP.unpack_from(stop, 0)[0]
+
+
+def _fork(walk: Callable[[], Found]) -> tuple[int, int]:
+    """(pid, the pipe its answer comes on) of a forked process that runs ``walk`` and sends
+    its answer: (number, rest, field, problem) or None, pickled."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write)
+        return pid, read
+    code = 1
+    try:  # the child: whatever happens, it leaves by os._exit, running none of the parent's exits
+        os.close(read)
+        found = walk()
+        answer = None if found is None else (*found[:2], found[2].field, found[2].problem)
+        with os.fdopen(write, "wb") as out:
+            out.write(pickle.dumps(answer))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _answer(pid: int, pipe: int) -> Found | object:
+    """The answer of the forked process ``pid`` (``_fork``), waited for; ``_DIED`` when it
+    gave none."""
+    from lincls.errors import LinclsInputError
+
+    try:
+        with os.fdopen(pipe, "rb") as answer:
+            sent = answer.read()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:
+        _end(pid, None)
+        raise
+    if status != 0 or not sent:
+        return _DIED
+    found = pickle.loads(sent)
+    if found is None:
+        return None
+    number, rest, field, problem = found
+    return number, rest, LinclsInputError(field, problem)
+
+
+def _end(pid: int, pipe: int | None) -> None:
+    """Stop the forked process ``pid`` and close its pipe."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+    if pipe is not None:
+        os.close(pipe)
 
 
 def _bad_seeds(loader: Any, lines: Iterable[str]) -> dict[str, Any]:
@@ -111,12 +243,32 @@ def _refuse_first(loader: Any, jobs: Sequence[Sequence[str]], bad_rest, bad_seed
 
 def _rest(loader: Any, job: Sequence[str]) -> tuple[str, ...]:
     """A job's lines but its seed's, group choices first: what its check depends on."""
-    groups, values = split_group_overrides(loader, job)
-    return tuple(o.input_line for o in groups + values if o.key_or_group != SEED)
+    return _rest_of(*split_group_overrides(loader, job))
 
 
-def _check_rest(composer, loader, job, data: dict) -> None:
-    """Check every value of ``job`` but its seed (``_bad_seeds``)."""
+def _rest_of(groups: list[Any], values: list[Any]) -> tuple[str, ...]:
+    """``_rest`` of a job split into its group choices and its values."""
+    return tuple(o.input_line for o in (*groups, *values) if o.key_or_group != SEED)
+
+
+def _is_boolean(task_cfg: DictConfig, override: Any, known: dict) -> bool:
+    """Whether ``override`` sets a true/false option of ``task_cfg``, a composition's config
+    that its jobs share: asked once per composition and key (``known``)."""
+    from omegaconf import BooleanNode
+
+    from lincls.config.checks import node_at
+
+    key = (id(task_cfg), override.key_or_group)
+    if key not in known:
+        known[key] = isinstance(node_at(task_cfg, override.key_or_group), BooleanNode)
+    return known[key]
+
+
+def _check_rest(
+    composer, job, groups: list[Any], values: list[Any], data: dict, booleans: dict
+) -> None:
+    """Check every value of ``job`` (its group choices and values) but its seed
+    (``_bad_seeds``)."""
     from lincls.config.checks import check_booleans, resolved
     from lincls.config.run import RunConfig
     from lincls.data import Dataset
@@ -124,16 +276,15 @@ def _check_rest(composer, loader, job, data: dict) -> None:
     from lincls.evaluation import prepare
     from lincls.registry import build_dataset
 
-    groups, values = split_group_overrides(loader, job)
-    made = composer.plain(job)  # its values as the job gets them, ~0.1 ms (else composed)
+    made = composer.plain(job, (groups, values))  # the job's values, ~0.1 ms (else composed)
     if made is None:
         task_cfg = composer.task(job, 0)
         check_booleans(task_cfg, groups + values)
         config = resolved(task_cfg)
     else:
-        config, task_cfg = made  # the composition's nodes: the job's types
-        check_booleans(task_cfg, groups + values)
-    run_config = RunConfig.from_container(config)
+        config, task_cfg = made  # the composition's nodes: the job's types, shared by its jobs
+        check_booleans(task_cfg, [o for o in values if _is_boolean(task_cfg, o, booleans)])
+    run_config = RunConfig.from_container(config, owned=True)  # composed for this check
     dataset = dict(run_config.dataset)
     if "seed" in dataset:  # the data below may have been built with another job's seed
         check_number("dataset.seed", dataset.pop("seed"), low=0, integer=True)

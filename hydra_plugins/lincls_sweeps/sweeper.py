@@ -120,8 +120,15 @@ class LinclsSweeper(Sweeper):
         from hydra_plugins.lincls_sweeps.overrides import split_group_overrides
 
         loader = self.hydra_context.config_loader
+
+        def value(key: str) -> bool:  # a key set to a value picks no group, whatever value
+            try:
+                return bool(split_group_overrides(loader, [f"{key}=0"])[1])
+            except Exception:  # not Hydra's syntax so: its jobs are composed, and say why
+                return False
+
         seen: set[tuple[str, ...]] = set()
-        for job in jobs.firsts("seed"):  # a seed is no group's choice
+        for job in jobs.firsts(value):  # a million learning rates: one job here
             groups, _ = split_group_overrides(loader, job)
             key = tuple(o.input_line for o in groups)
             if key not in seen:

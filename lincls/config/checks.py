@@ -29,7 +29,7 @@ def resolved(cfg: DictConfig) -> dict:
         raise LinclsInputError(key, f"does not resolve: {reason}") from None
 
 
-def _node(cfg: DictConfig, key: str) -> Any:
+def node_at(cfg: DictConfig, key: str) -> Any:
     """The node at the dotted ``key`` of ``cfg`` (None where there is none)."""
     node: Any = cfg
     for part in key.split("."):
@@ -51,7 +51,7 @@ def check_booleans(cfg: DictConfig, overrides: Iterable[Any]) -> None:
         if override.is_delete() or override.is_sweep_override():
             continue
         key = override.key_or_group
-        if not isinstance(_node(cfg, key), BooleanNode):
+        if not isinstance(node_at(cfg, key), BooleanNode):
             continue
         value = override.value()
         if value is not None and not isinstance(value, bool):

@@ -94,11 +94,13 @@ class RunConfig:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_container(cls, container: Mapping[str, Any]) -> RunConfig:
+    def from_container(cls, container: Mapping[str, Any], owned: bool = False) -> RunConfig:
         """The typed config of a composed, resolved config (plain containers), every run-level
         value checked: bad input raises ``LinclsInputError`` naming the field (``passes``,
-        ``seed``, ``order``, ``orders.permutations``, ``certificates.svm``, ``tracking.…``)."""
-        raw = canonical_orders(copy.deepcopy(dict(container)))
+        ``seed``, ``order``, ``orders.permutations``, ``certificates.svm``, ``tracking.…``).
+        ``owned``: ``container`` is a fresh composition the caller gives away, kept as it is
+        (a sweep's check of a million configs copied each one for nothing)."""
+        raw = canonical_orders(dict(container) if owned else copy.deepcopy(dict(container)))
         check_number("passes", raw.get("passes"), low=1, integer=True)
         check_number("seed", raw.get("seed"), low=0, high=SEED_MAX, integer=True)
         learner, dataset = _section(raw, "learner"), _section(raw, "dataset")

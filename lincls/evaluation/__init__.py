@@ -28,10 +28,10 @@ from lincls.evaluation.hyperplane import hyperplane_metrics
 from lincls.games import Game
 from lincls.geometry import Certificate, row_norms
 from lincls.geometry.certificates import certificate_of, certificates_of, primary
-from lincls.learners._base import binary_classes, check_finite
+from lincls.learners._base import OnlineBinaryClassifier, binary_classes, check_finite
 from lincls.learners._kinds import is_online_binary, is_online_multiclass, takes_multiclass
 from lincls.orders import fit_in_order
-from lincls.paths import default_cache_dir
+from lincls.paths import default_cache_dir, resolve_tracking_uri
 from lincls.registry import build_dataset, build_learner, prefixed
 
 
@@ -106,11 +106,32 @@ def prepare(config: RunConfig | Mapping[str, Any], dataset: Dataset | Game | Non
         prefixed(
             "dataset", lambda: dataset.shared("binary classes", lambda: binary_classes(dataset.y))
         )
-    validate = getattr(learner, "_validate_X_y", None)
-    if validate is not None:  # what the learner refuses of its own parameters is learner.*
-        prefixed("dataset", lambda: validate(dataset.X, dataset.y, reset=True), learner)
-    _check_orderings(plan_of(config), dataset)
+    if getattr(learner, "_validate_X_y", None) is not None:
+        # what the learner refuses of its own parameters is learner.*
+        prefixed("dataset", lambda: _validated(learner, dataset), learner)
+    _check_orderings(config.orders, dataset)
+    resolve_tracking_uri(config.tracking.uri)  # a bad tracking.uri is bad input of the run's
     return learner, dataset
+
+
+def _validated(learner, dataset: Dataset) -> None:
+    """The learner's check of the data (``_validate_X_y``, as ``fit`` starts it). The base
+    class's looks at the data alone (their layout, X finite), so it is made once per sealed
+    dataset: a sweep's check of a million learner values asks it a million times."""
+    cls = type(learner)
+    if (
+        cls._validate_X_y is OnlineBinaryClassifier._validate_X_y
+        and cls._validate_layout is OnlineBinaryClassifier._validate_layout
+    ):
+
+        def check() -> bool:
+            learner._validate_X_y(dataset.X, dataset.y, reset=True)
+            return True
+
+        dataset.shared("the data's layout checked", check)
+        learner.n_features_in_ = dataset.X.shape[1]  # what the check sets, met or kept
+        return
+    learner._validate_X_y(dataset.X, dataset.y, reset=True)
 
 
 # What one ordering of a run keeps until its bounds are evaluated: its fitted learner, its
@@ -121,14 +142,14 @@ ORDERING_ROW_BYTES = 24
 ORDERING_BYTES = 4096
 
 
-def _check_orderings(plan: RunPlan, dataset: Dataset) -> None:
+def _check_orderings(orders: int, dataset: Dataset) -> None:
     """Refuse more orderings than the memory available can hold."""
-    if plan.orders == 1:
+    if orders == 1:
         return
     rows, columns = dataset.X.shape
     each = ORDERING_ROW_BYTES * rows + 8 * columns + ORDERING_BYTES
     what = f"an ordering of {rows} rows × {columns} columns (its learner, presentations, record)"
-    check_fits("orders.permutations", plan.orders, each=each, what=what)
+    check_fits("orders.permutations", orders, each=each, what=what)
 
 
 def _check_game(plan: RunPlan, game: Game) -> None:
