@@ -58,12 +58,18 @@ def resolve_tracking_uri(uri: str | None = None) -> str:
     """The store to use: ``uri`` if given (``tracking.uri``), else ``MLFLOW_TRACKING_URI``, else
     the default; a path is read as :func:`store_uri` reads one (a ``.db`` file, else refused
     naming where it came from)."""
+    return given_tracking_uri(uri) or default_tracking_uri()
+
+
+def given_tracking_uri(uri: str | None = None) -> str | None:
+    """The store ``uri`` or ``MLFLOW_TRACKING_URI`` names, read as :func:`resolve_tracking_uri`
+    reads it (a bad one refused, naming where it came from); None when neither is given."""
     if uri:
         return store_uri(uri, "tracking.uri")
     given = os.environ.get("MLFLOW_TRACKING_URI")
     if given:
         return store_uri(given, "MLFLOW_TRACKING_URI")
-    return default_tracking_uri()
+    return None
 
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")

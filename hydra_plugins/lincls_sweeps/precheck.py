@@ -14,7 +14,6 @@ config, against ~20 ms a run).
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import pickle
@@ -288,7 +287,7 @@ def _check_rest(
     dataset = dict(run_config.dataset)
     if "seed" in dataset:  # the data below may have been built with another job's seed
         check_number("dataset.seed", dataset.pop("seed"), low=0, integer=True)
-    settings = json.dumps(dataset, sort_keys=True, default=str)
+    settings = repr(dataset)  # exact for plain values (1, 1.0 and True differ)
     if settings not in data:
         data.clear()  # one dataset at a time: a sweep's data may be large
         built = build_dataset(run_config.dataset)

@@ -31,7 +31,7 @@ from lincls.geometry.certificates import certificate_of, certificates_of, primar
 from lincls.learners._base import OnlineBinaryClassifier, binary_classes, check_finite
 from lincls.learners._kinds import is_online_binary, is_online_multiclass, takes_multiclass
 from lincls.orders import fit_in_order
-from lincls.paths import default_cache_dir, resolve_tracking_uri
+from lincls.paths import default_cache_dir, given_tracking_uri
 from lincls.registry import build_dataset, build_learner, prefixed
 
 
@@ -110,7 +110,7 @@ def prepare(config: RunConfig | Mapping[str, Any], dataset: Dataset | Game | Non
         # what the learner refuses of its own parameters is learner.*
         prefixed("dataset", lambda: _validated(learner, dataset), learner)
     _check_orderings(config.orders, dataset)
-    resolve_tracking_uri(config.tracking.uri)  # a bad tracking.uri is bad input of the run's
+    given_tracking_uri(config.tracking.uri)  # a bad tracking.uri is bad input of the run's
     return learner, dataset
 
 
