@@ -294,3 +294,30 @@ def test_a_40000_value_sweep_is_checked_in_two_processes_and_names_the_first_bad
     assert line.startswith("error: passes: must be an integer in [1, inf), got 0 (config 40001 ")
     assert line.endswith("of 80000: passes=0 learner.lr=1 dataset.n=20; no config was run)")
     assert not (tmp_path / "mlflow.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        # rests that differ in a learner value alone: checked as the first one's config with
+        # their learner section (``precheck._Frame``)
+        (["learner.lr=1,2,-3,4"], "learner.lr: must be a number in (0, inf), got -3.0 (config 3 "),
+        (["learner.shuffle=true,1"], "learner.shuffle: must be true or false, got 1 (config 2 "),
+        # the learning rate is read outside the learner: each config is checked whole
+        (["learner.lr=0.1,5", "dataset.margin=${learner.lr}"], "dataset.margin: must be ≤ "),
+        (
+            ["learner.lr=0.1,5000", "tracking.retry_seconds=${learner.lr}"],
+            "tracking.retry_seconds: must be a number in [0, 3600], got 5000.0 (config 2 ",
+        ),
+    ],
+)
+def test_configs_that_differ_in_a_learner_value_are_each_checked(arguments, message, tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "lincls.experiments.run", "-m", *arguments, "passes=2"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        env={"LINCLS_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"error: {message}") and "no config was run" in line
+    assert not (tmp_path / "mlflow.db").exists()

@@ -129,3 +129,31 @@ def test_an_interpolated_leaf_follows_its_key(composer):
     assert config["learner"]["lr"] == 2.0 and type(config["learner"]["lr"]) is float
     config, _ = composer.plain(["learner=perceptron", "seed=41", "dataset.seed=5"])
     assert (config["seed"], config["dataset"]["seed"]) == (41, 5)  # its own value kept
+
+
+def _overrides(*lines: str):
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return OverridesParser.create().parse_overrides(list(lines))
+
+
+@pytest.mark.parametrize(
+    ("options", "section"),
+    [
+        ({}, {"learner": {"lr": 5.0, "step": 1.0}}),
+        ({"step": "${learner.lr}"}, {"learner": {"lr": 5.0, "step": 5.0}}),  # read inside: follows
+        ({"retry": "${learner.lr}"}, None),  # read outside: the two jobs differ there too
+        ({"name": "lr_${learner.lr}"}, None),  # read by a string outside
+    ],
+)
+def test_a_section_is_made_only_when_its_values_are_read_within_it(options, section):
+    """``PlainBase.section``: what the precheck's shortcut for learner values rests on."""
+    from hydra_plugins.lincls_sweeps.plain import PlainBase
+
+    learner = {"lr": 1.0, "step": options.get("step", 1.0)}
+    tracking = {k: v for k, v in options.items() if k != "step"}
+    base = PlainBase(OmegaConf.create({"learner": learner, "tracking": tracking}))
+    assert base.section("learner", _overrides("learner.lr=5")) == section
+    assert base.section("tracking", _overrides("learner.lr=5")) is None  # not its key
+    if section is not None:  # the section is the job's own
+        assert base.job(_overrides("learner.lr=5"))["learner"] == section["learner"]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra.core.hydra_config import HydraConfig
@@ -17,6 +17,9 @@ from hydra.core.override_parser.types import Override
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from hydra_plugins.lincls_sweeps.overrides import split_group_overrides
+
+if TYPE_CHECKING:
+    from hydra_plugins.lincls_sweeps.plain import PlainBase
 
 # Interpolations in the hydra node that do not depend on a job's task values.
 _HYDRA_INTERPOLATION = re.compile(r"\$\{(?:hydra[.:]|now:|oc\.env:)[^${}]*\}")
@@ -73,22 +76,29 @@ class JobComposer:
         it), without OmegaConf (``plain``), and its composition's task config (whose nodes'
         types are the job's); None when only composing it makes it exactly. ``split``: the
         job's ``split_group_overrides``, when the caller has it."""
+        try:
+            groups, values = split or split_group_overrides(self.loader, overrides)
+        except Exception:  # its composition fails: composing the job says why
+            return None
+        base = self.plain_base(groups)
+        config = None if base is None else base.job(values)
+        return None if config is None else (config, base.task)
+
+    def plain_base(self, groups: list[Override]) -> PlainBase | None:
+        """The ``PlainBase`` of the composition of ``groups`` (a job's group choices); None
+        when its jobs are composed (it fails, or does not resolve: composing says why)."""
         from hydra_plugins.lincls_sweeps.plain import PlainBase
 
         try:
-            groups, values = split or split_group_overrides(self.loader, overrides)
             base = self._base(groups)
-        except Exception:  # its composition fails: composing the job says why
+        except Exception:
             return None
         if base.plain is None:
             try:
                 base.plain = PlainBase(task_config(base.config))
-            except Exception:  # it does not resolve: its jobs are composed, and say why
+            except Exception:
                 base.plain = False
-        if base.plain is False:
-            return None
-        config = base.plain.job(values)
-        return None if config is None else (config, base.plain.task)
+        return base.plain or None
 
     def compose(self, overrides: Sequence[str], idx: int) -> DictConfig:
         """The config Hydra would compose for a job with ``overrides``, number ``idx``."""

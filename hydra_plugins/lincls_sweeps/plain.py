@@ -90,6 +90,30 @@ class PlainBase:
 
     def job(self, values: Sequence[Override]) -> dict | None:
         """The plain config of a job whose value overrides are ``values`` (None: compose it)."""
+        changed = self._changed(values)
+        if changed is None:
+            return None
+        config = _copy(self.config)
+        return config if self._apply(config, changed) else None
+
+    def section(self, name: str, values: Sequence[Override]) -> dict | None:
+        """``{name: …}``: the ``name`` section of ``job(values)``, when every value override
+        is one of its keys and no interpolation outside it reads one (else None). Two jobs of
+        this composition whose overrides differ only in such values differ only there."""
+        changed = self._changed(values)
+        inside = name + "."
+        if changed is None or not all(
+            key.startswith(inside)
+            and all(leaf.startswith(inside) for leaf in self.dependents.get(key, ()))
+            for key in changed
+        ):
+            return None
+        section = {name: _copy(self.config[name])}
+        return section if self._apply(section, changed) else None
+
+    def _changed(self, values: Sequence[Override]) -> dict[str, Any] | None:
+        """Each value override's key and value, converted as its node converts it; None when
+        one is of a kind only composing makes exactly."""
         if not self.usable:
             return None
         changed: dict[str, Any] = {}
@@ -110,7 +134,11 @@ class PlainBase:
                 changed[key] = self.nodes[key].validate_and_convert(value)
             except Exception:  # OmegaConf's own error is raised where the job is composed
                 return None
-        config = _copy(self.config)
+        return changed
+
+    def _apply(self, config: dict, changed: dict[str, Any]) -> bool:
+        """Set the ``changed`` values in ``config``, and the leaves that are exactly one of
+        them; False when a leaf's conversion fails (the job is composed, and says why)."""
         for key, value in changed.items():
             _set(config, key, value)
         for key, value in changed.items():
@@ -122,8 +150,8 @@ class PlainBase:
                     _set(config, leaf, value if isinstance(node, AnyNode)
                          else node.validate_and_convert(value))  # fmt: skip
                 except Exception:
-                    return None
-        return config
+                    return False
+        return True
 
 
 def _yaml(node: ListConfig) -> str:
