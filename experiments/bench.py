@@ -11,6 +11,7 @@ The table goes to stdout and to ``results/bench.md``.
     python -m lincls.experiments.bench report100k sweep_postgres  # slower still (PostgreSQL)
     python -m lincls.experiments.bench sweep100k       # a 100,000-config sweep (about an hour)
     python -m lincls.experiments.bench throughput      # 2 × 2,000 cheap configs, whole commands
+    python -m lincls.experiments.bench firstline       # a million configs' first progress line
     python -m lincls.experiments.bench studies         # the 10,000-instance property tests
 """
 
@@ -43,6 +44,7 @@ SLOW_SECTIONS = [
     "throughput",
     "studies",
     "sweep1m",
+    "firstline",
     "read1m",
     "pg_writers",
     "clusters",
