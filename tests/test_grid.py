@@ -232,18 +232,11 @@ def _checked(monkeypatch, bad: set[int], die: bool = False):
         rate = int(job[0].partition("=")[2])
         if rate in bad:
             raise LinclsInputError("learner.lr", f"{rate} is bad")
+        return None, None, None, None  # a frame with no composition: each checked whole
 
-    forked = []
-
-    def fork():
-        pid = real_fork()
-        forked.extend([pid] if pid else [])
-        return pid
-
-    real_fork = os.fork
-    monkeypatch.setattr(os, "fork", fork)
     monkeypatch.setattr(precheck, "_check_rest", check)
     monkeypatch.setattr(precheck, "JobComposer", lambda loader, config: None)
+    forked = _record_forks(monkeypatch)
     rests = [[f"learner.lr={k}", "seed=0"] for k in range(1000)]
     checker = precheck._Checker(Loader(), None, lambda: rests)
     found = checker.run(), checker.split(2)
@@ -252,6 +245,36 @@ def _checked(monkeypatch, bad: set[int], die: bool = False):
         with pytest.raises(ChildProcessError):  # the forked process was waited for
             os.waitpid(pid, os.WNOHANG)
     return found
+
+
+def _record_forks(monkeypatch) -> list:
+    """The pids os.fork returns to this process from now on (one entry for each)."""
+    forked = []
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        forked.extend([pid] if pid else [])
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    return forked
+
+
+def test_a_sweep_past_the_split_waits_for_its_threads_before_it_forks(monkeypatch):
+    """``check_jobs``'s ``quiet`` (the pool's starting thread joined) comes before the fork."""
+    from hydra_plugins.lincls_sweeps import precheck
+
+    events = []
+    monkeypatch.setattr(precheck, "_check_rest", lambda *args: (None, None, None, None))
+    monkeypatch.setattr(precheck, "JobComposer", lambda loader, config: None)
+    forked = _record_forks(monkeypatch)
+    lines = [f"learner.lr={k}" for k in range(precheck.SPLIT_RESTS)]
+    for count, expected in ((precheck.SPLIT_RESTS - 1, []), (precheck.SPLIT_RESTS, ["quiet"])):
+        jobs = Jobs([Grid([lines[:count]])])
+        precheck.check_jobs(Loader(), None, jobs, None, lambda: events.append(("quiet", forked[:])))
+        assert [name for name, _ in events] == expected
+    assert events[0][1] == []  # no process forked before it
 
 
 @pytest.mark.parametrize(

@@ -206,6 +206,11 @@ class LinclsLauncher(Launcher):
             )  # fmt: skip
             self._starting.start()
 
+    def workers_started(self) -> None:
+        """Wait until ``start_workers``'s thread is done: a process forked meanwhile could
+        inherit a lock that thread holds (the sweep's check forks one past 20,000 configs)."""
+        self._started()
+
     def _started(self) -> None:
         """Wait for ``start_workers``'s thread (a pool that failed to start is started again)."""
         if self._starting is not None:

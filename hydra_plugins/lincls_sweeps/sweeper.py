@@ -248,7 +248,8 @@ class LinclsSweeper(Sweeper):
             lines = jobs.lines()
             check_no_schema(([line] for line in lines), loader.get_group_options)
             self._validate(jobs)
-            check_jobs(loader, self.config, jobs, lines)
+            quiet = getattr(self.launcher, "workers_started", None)  # no thread at a fork
+            check_jobs(loader, self.config, jobs, lines, quiet)
         except LinclsInputError as exc:
             print(f"error: {exc}", file=sys.stderr)
             sys.exit(2)
