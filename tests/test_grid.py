@@ -271,7 +271,8 @@ def test_a_sweep_past_the_split_waits_for_its_threads_before_it_forks(monkeypatc
     forked = _record_forks(monkeypatch)
     lines = [f"learner.lr={k}" for k in range(precheck.SPLIT_RESTS)]
     for count, expected in ((precheck.SPLIT_RESTS - 1, []), (precheck.SPLIT_RESTS, ["quiet"])):
-        jobs = Jobs([Grid([lines[:count]])])
+        # precheck's own Jobs: Hydra's plugin scan may have run the module again since
+        jobs = precheck.Jobs([Grid([lines[:count]])])
         precheck.check_jobs(Loader(), None, jobs, None, lambda: events.append(("quiet", forked[:])))
         assert [name for name, _ in events] == expected
     assert events[0][1] == []  # no process forked before it
