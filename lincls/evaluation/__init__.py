@@ -116,8 +116,9 @@ def prepare(config: RunConfig | Mapping[str, Any], dataset: Dataset | Game | Non
 
 def _validated(learner, dataset: Dataset) -> None:
     """The learner's check of the data (``_validate_X_y``, as ``fit`` starts it). The base
-    class's looks at the data alone (their layout, X finite), so it is made once per sealed
-    dataset: a sweep's check of a million learner values asks it a million times."""
+    class's looks at the data alone (their layout, X finite) and the class's tags, so it is
+    made once per sealed dataset and class: a sweep's check of a million learner values asks
+    it a million times."""
     cls = type(learner)
     if (
         cls._validate_X_y is OnlineBinaryClassifier._validate_X_y
@@ -128,7 +129,7 @@ def _validated(learner, dataset: Dataset) -> None:
             learner._validate_X_y(dataset.X, dataset.y, reset=True)
             return True
 
-        dataset.shared("the data's layout checked", check)
+        dataset.shared(("the data's layout checked", cls), check)
         learner.n_features_in_ = dataset.X.shape[1]  # what the check sets, met or kept
         return
     learner._validate_X_y(dataset.X, dataset.y, reset=True)
