@@ -218,9 +218,10 @@ def test_a_rest_is_known_from_its_keys_as_from_its_parse():
         assert checker._rest(job, kinds) == _rest(loader, job)
 
 
-def _checked(monkeypatch, bad: set[int], die: bool = False):
+def _checked(monkeypatch, bad: set[int], die: bool = False, hang: bool = False):
     """(the first bad rest of 1,000 learning rates as one process walks them, as two do);
-    ``bad``: the rates refused; ``die``: the forked process dies on its first check."""
+    ``bad``: the rates refused; ``die``: the forked process dies on its first check; ``hang``:
+    it never ends its first check."""
     from hydra_plugins.lincls_sweeps import precheck
     from lincls.errors import LinclsInputError
 
@@ -229,6 +230,8 @@ def _checked(monkeypatch, bad: set[int], die: bool = False):
     def check(composer, job, groups, values, data, booleans):
         if die and os.getpid() != parent:
             os._exit(3)
+        if hang and os.getpid() != parent:
+            time.sleep(3600)
         rate = int(job[0].partition("=")[2])
         if rate in bad:
             raise LinclsInputError("learner.lr", f"{rate} is bad")
@@ -302,6 +305,18 @@ def test_two_processes_name_the_first_bad_rest_as_one_does(monkeypatch, bad, fir
 def test_the_rests_of_a_forked_process_that_died_are_checked_here(monkeypatch):
     _, shared = _checked(monkeypatch, {100, 700}, die=True)
     assert shared[:2] == (100, ("learner.lr=100",))
+
+
+def test_a_forked_process_that_hangs_is_stopped_and_its_rests_checked_here(monkeypatch):
+    """A forked process that checks nothing for ``STALL`` seconds (a lock it inherited, say)
+    is killed and waited for; the sweep's own process checks its blocks."""
+    from hydra_plugins.lincls_sweeps import precheck
+
+    monkeypatch.setattr(precheck, "STALL", 2.0)
+    start = time.monotonic()
+    _, shared = _checked(monkeypatch, {100, 700}, hang=True)
+    assert shared[:2] == (100, ("learner.lr=100",))
+    assert time.monotonic() - start < 60  # not the hour the forked process would sleep
 
 
 def test_a_40000_value_sweep_is_checked_in_two_processes_and_names_the_first_bad(tmp_path):

@@ -21,8 +21,10 @@ from __future__ import annotations
 import mmap
 import os
 import pickle
+import select
 import signal
 import struct
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -106,8 +108,10 @@ class _Checker:
             checked.add(rest)  # once, whatever it raises
             if (number // BLOCK) % parts != part:
                 continue
-            if stop is not None and number > _read(stop):
-                return None
+            if stop is not None:
+                if number > _read(stop):
+                    return None
+                _WORD.pack_into(stop, _WORD.size * (1 + part), number + 1)  # alive, and where
             groups, values = split_group_overrides(self.loader, job)
             learner = [o for o in values if o.key_or_group.startswith(LEARNER)]
             shared = tuple(line for line in rest if not kinds[line.partition("=")[0]][2])
@@ -120,7 +124,7 @@ class _Checker:
                 error = input_error(exc)
                 if error is not None:  # else not bad input: the job runs and records it
                     if stop is not None and number < _read(stop):
-                        _STOP.pack_into(stop, 0, number)
+                        _WORD.pack_into(stop, 0, number)
                     return number, rest, error
         return None
 
@@ -151,8 +155,9 @@ class _Checker:
         is walked here after."""
         if parts < 2 or len(os.sched_getaffinity(0)) < 2:
             return self.run()
-        stop = mmap.mmap(-1, _STOP.size)  # shared with the forked processes
-        _STOP.pack_into(stop, 0, 2**63 - 1)
+        # shared with the forked processes: the first bad rest found, then each one's progress
+        stop = mmap.mmap(-1, _WORD.size * (1 + parts))
+        _WORD.pack_into(stop, 0, 2**63 - 1)
         children = [_fork(lambda k=k: self.run(k, parts, stop)) for k in range(1, parts)]
         try:
             answers = [self.run(0, parts, stop)]
@@ -160,7 +165,10 @@ class _Checker:
             for pid, pipe in children:
                 _end(pid, pipe)
             raise
-        answers += [_answer(pid, pipe) for pid, pipe in children]
+        answers += [
+            _answer(pid, pipe, lambda k=k: _WORD.unpack_from(stop, _WORD.size * (1 + k))[0])
+            for k, (pid, pipe) in enumerate(children, 1)
+        ]
         for part, answer in enumerate(answers):
             if answer is _DIED:  # its blocks are walked here, up to any bad rest found
                 answers[part] = self.run(part, parts, stop)
@@ -202,12 +210,13 @@ class _Frame:
 
 
 Found = tuple[int, tuple[str, ...], Any] | None
-_STOP = struct.Struct("q")
+_WORD = struct.Struct("q")
 _DIED = object()
+STALL = 120.0  # seconds a forked process may check no rest before its blocks are checked here
 
 
 def _read(stop: mmap.mmap) -> int:
-    return _STOP.unpack_from(stop, 0)[0]
+    return _WORD.unpack_from(stop, 0)[0]
 
 
 def _fork(walk: Callable[[], Found]) -> tuple[int, int]:
@@ -230,14 +239,17 @@ def _fork(walk: Callable[[], Found]) -> tuple[int, int]:
         os._exit(code)
 
 
-def _answer(pid: int, pipe: int) -> Found | object:
+def _answer(pid: int, pipe: int, progress: Callable[[], int]) -> Found | object:
     """The answer of the forked process ``pid`` (``_fork``), waited for; ``_DIED`` when it
-    gave none."""
+    gave none, or ``progress`` (its rests so far) stood still for ``STALL`` seconds: a process
+    that hangs (a lock it inherited, say) is stopped, and never hangs the sweep."""
     from lincls.errors import LinclsInputError
 
     try:
-        with os.fdopen(pipe, "rb") as answer:
-            sent = answer.read()
+        sent = _received(pipe, progress)
+        if sent is None:
+            _end(pid, None)
+            return _DIED
         _, status = os.waitpid(pid, 0)
     except BaseException:
         _end(pid, None)
@@ -249,6 +261,23 @@ def _answer(pid: int, pipe: int) -> Found | object:
         return None
     number, rest, field, problem = found
     return number, rest, LinclsInputError(field, problem)
+
+
+def _received(pipe: int, progress: Callable[[], int]) -> bytes | None:
+    """Everything sent on ``pipe`` until it closes; None when ``progress`` stood still for
+    ``STALL`` seconds first (the pipe is closed either way)."""
+    chunks, last, since = [], progress(), time.monotonic()
+    with os.fdopen(pipe, "rb", buffering=0) as answer:
+        while True:
+            if select.select([answer], [], [], 1.0)[0]:
+                chunk = answer.read(1 << 16)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+            elif progress() != last:
+                last, since = progress(), time.monotonic()
+            elif time.monotonic() - since > STALL:
+                return None
 
 
 def _end(pid: int, pipe: int | None) -> None:
