@@ -69,15 +69,12 @@ class JobComposer:
             self._bases[key] = base
         return self._bases[key]
 
-    def plain(
-        self, overrides: Sequence[str], split: tuple[list, list] | None = None
-    ) -> tuple[dict, DictConfig] | None:
+    def plain(self, overrides: Sequence[str]) -> tuple[dict, DictConfig] | None:
         """A job's task config as plain containers, resolved (as ``resolved`` of ``task`` gives
         it), without OmegaConf (``plain``), and its composition's task config (whose nodes'
-        types are the job's); None when only composing it makes it exactly. ``split``: the
-        job's ``split_group_overrides``, when the caller has it."""
+        types are the job's); None when only composing it makes it exactly."""
         try:
-            groups, values = split or split_group_overrides(self.loader, overrides)
+            groups, values = split_group_overrides(self.loader, overrides)
         except Exception:  # its composition fails: composing the job says why
             return None
         base = self.plain_base(groups)

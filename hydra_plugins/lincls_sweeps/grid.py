@@ -113,14 +113,14 @@ class Jobs(Sequence):
         line (the first job in order that makes that choice): what a check that does not depend
         on ``key``'s value needs to see. A seed sweep's million jobs are one here. ``key`` may
         be a test of a line's key (``+``, ``~`` and all): every key it holds is fixed."""
-        fixed = key if callable(key) else key.__eq__
+        fixed = _fixing(key)
         for grid in self.grids:
             lists = [lines[:1] if fixed(_key(lines[0])) else lines for lines in grid.lists]
             yield from (list(job) for job in itertools.product(*lists))
 
     def count_firsts(self, key: str | Callable[[str], bool]) -> int:
         """How many jobs ``firsts(key)`` gives, without making them."""
-        fixed = key if callable(key) else key.__eq__
+        fixed = _fixing(key)
         return sum(
             math.prod(1 if fixed(_key(lines[0])) else len(lines) for lines in grid.lists)
             for grid in self.grids
@@ -142,6 +142,11 @@ class Jobs(Sequence):
                 values.setdefault(key, set()).update(line.partition("=")[2] for line in lines)
         everywhere = len(self.grids)
         return tuple(sorted(k for k, v in values.items() if len(v) > 1 or present[k] < everywhere))
+
+
+def _fixing(key: str | Callable[[str], bool]) -> Callable[[str], bool]:
+    """The test of a line's key that ``Jobs.firsts`` takes, from a key or a test."""
+    return key if callable(key) else key.__eq__
 
 
 def _key(line: str) -> str:

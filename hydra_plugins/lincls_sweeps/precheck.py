@@ -362,14 +362,14 @@ def _check_rest(
     from lincls.evaluation import prepare
     from lincls.registry import build_dataset
 
-    made = composer.plain(job, (groups, values))  # the job's values, ~0.1 ms (else composed)
-    base = None if made is None else composer.plain_base(groups)
-    if made is None:
-        task_cfg = composer.task(job, 0)
+    base = composer.plain_base(groups)
+    config = None if base is None else base.job(values)  # the job's values, ~0.1 ms
+    if config is None:  # only composing the job makes it exactly
+        base, task_cfg = None, composer.task(job, 0)
         check_booleans(task_cfg, groups + values)
         config = resolved(task_cfg)
     else:
-        config, task_cfg = made  # the composition's nodes: the job's types, shared by its jobs
+        task_cfg = base.task  # the composition's nodes: the job's types, shared by its jobs
         check_booleans(task_cfg, [o for o in values if _is_boolean(task_cfg, o, booleans)])
     run_config = RunConfig.from_container(config, owned=True)  # composed for this check
     dataset = dict(run_config.dataset)
