@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("lincls.data",),
     ("lincls.learners",),
     (
+        "lincls.geometry.active_set",
         "lincls.geometry.certificates",
         "lincls.geometry.comparators",
         "lincls.geometry.kkt",

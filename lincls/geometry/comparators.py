@@ -18,8 +18,9 @@ on the rows z_t = y_t·x'_t of the vectors x' the learner sees, most bounds are 
   solves it by block principal pivoting, with Clarabel where that fails.
 
 The smooth ones (``deficit``, and ``hinge`` with the squared loss) are minimised exactly by
-Newton's method (``lincls.geometry.newton``), the rest with Clarabel (an interior-point conic
-solver), as are those Newton's point does not close (a gap above ``NEWTON_GAP``). A point is then
+Newton's method (``lincls.geometry.newton``), the hard margin by a dual active-set method
+(``lincls.geometry.active_set``), the rest with Clarabel (an interior-point conic solver), as are
+those the exact methods do not close (a gap above ``NEWTON_GAP``). A point is then
 only a candidate: its objective is re-measured on the data (a comparator that misses a constraint is
 rescaled until it meets every one), and a dual point built from its multipliers, made exactly
 feasible, gives a lower bound on the minimum. ``Solution.gap`` is their relative difference: the
@@ -42,7 +43,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from lincls.geometry import newton
+from lincls.geometry import active_set, newton
 from lincls.geometry.kkt import dual_bound, polished, rescaled
 from lincls.geometry.programs import SOLVE_METHOD as SOLVE_METHOD
 from lincls.geometry.programs import (
@@ -94,12 +95,16 @@ def hard_margin(Z, offset: np.ndarray | None = None) -> Solution | None:
     scaling each class's to their mean sum; the bound is then the same (Σα)²/‖Zᵀα‖², since
     Σα_t(z_t·w + y_t b) = w·Zᵀα ≤ ‖w‖‖Zᵀα‖ for every feasible (w, b).
 
-    Clarabel solves it on a working set, from the rows nearest the margin of a proxy
-    (``lincls.geometry.programs.nearest``); a set it finds infeasible is followed by every row. The
-    interior point's own accuracy suffers on badly conditioned rows (a nearly collinear cloud:
-    gaps of ~1e-6), so its point is polished (``lincls.geometry.kkt.polished``): the KKT equations
-    solved exactly on the rows its multipliers mark as support vectors, then pivoted. The best
-    re-measured point is kept, and the largest of the dual bounds.
+    Goldfarb and Idnani's dual active-set method (``lincls.geometry.active_set``) guesses the
+    support vectors, and its point is polished (``lincls.geometry.kkt.polished``): the KKT
+    equations solved exactly on those rows, then pivoted. Where the polished point's gap is above
+    ``NEWTON_GAP`` or the method declines, Clarabel solves the program on a working set, from the
+    rows nearest the margin of a proxy (``lincls.geometry.programs.nearest``; a set it finds
+    infeasible is followed by every row), and its point is polished the same way: the interior
+    point's own accuracy suffers on badly conditioned rows (a nearly collinear cloud: gaps of
+    ~1e-6). The best re-measured point is kept, and the largest of the dual bounds. Both routes
+    polish on the same support, so they log the same numbers (``tests/test_active_set.py``);
+    the active set costs 0.3 ms at n = 100, d = 20, Clarabel's 2.3 ms.
     """
     found = _hard_margin(Z, offset)
     return None if found is None else found[0]
@@ -119,15 +124,38 @@ def _hard_margin(Z, offset: np.ndarray | None) -> tuple[Solution, np.ndarray] | 
             if sp.issparse(Z)
             else np.hstack([Z, y[:, None]])
         )
-    free, first = (0, nearest(Z)) if y is None else (1, nearest(rows))
-    found = working_set(
-        rows, lambda r: hard_margin_rows(subset(rows, r), free=free), lambda m: m < 1.0, first
+    free = 0 if y is None else 1
+    whole = rows.shape[0] * rows.shape[1] <= active_set.WHOLE_CELLS  # cheaper than a set's ranking
+    first = None if whole else nearest(rows)
+    exact = working_set(
+        rows, lambda r: active_set.hard_margin_point(subset(rows, r), free), _short, first
     )
-    if found is None:
-        return None
-    v, alpha = found
+    if exact is not None:
+        kept = _kept(Z, y, *exact, guess=True)
+        if kept is not None and kept[0].gap <= NEWTON_GAP:
+            return kept
+    found = working_set(
+        rows,
+        lambda r: hard_margin_rows(subset(rows, r), free=free),
+        _short,
+        nearest(rows) if whole else first,
+    )
+    return None if found is None else _kept(Z, y, *found)
+
+
+def _short(margins: np.ndarray) -> np.ndarray:
+    return margins < 1.0
+
+
+def _kept(Z, y: np.ndarray | None, v: np.ndarray, alpha: np.ndarray, guess: bool = False
+          ) -> tuple[Solution, np.ndarray] | None:  # fmt: skip
+    """The best re-measured of a solver's point (v, α) and its polished points, bounded by the
+    largest of their dual bounds, with that bound's multipliers; None if none separates. A
+    ``guess`` (the active set's point) only marks the support vectors: its polished points are
+    the candidates, as they are an interior point's (which it rarely beats)."""
     best, lower, dual = None, 0.0, np.maximum(alpha, 0.0)
-    for w, multipliers in [(v[: Z.shape[1]], alpha), *polished(Z, y, alpha)]:
+    points = polished(Z, y, alpha)
+    for w, multipliers in points if guess else [(v[: Z.shape[1]], alpha), *points]:
         measured = rescaled(Z, y, w)
         if measured is not None and (best is None or measured[2] < best[2]):
             best = measured
