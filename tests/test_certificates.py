@@ -171,6 +171,43 @@ def test_a_damaged_entry_is_computed_again_and_replaced(tmp_path):
     assert CertificateCache(tmp_path).fits() == ["k", "k"]
 
 
+@pytest.mark.parametrize(
+    "value",
+    [None, {"w": np.array([1.5, -2.0]), "b": np.float64(0.25)},
+     {"flag": np.array(True), "none": np.zeros(0),
+      "m": np.arange(6, dtype=np.int32).reshape(2, 3).T}],
+)  # fmt: skip
+def test_an_entry_is_its_arrays_bytes_after_a_short_header(value):
+    blob = cache._encoded(value)
+    assert blob.startswith(cache.MAGIC) and len(blob) < 200
+    back = cache._decoded(blob)
+    if value is None:
+        assert back is None
+        return
+    assert list(back) == list(value)
+    for name, array in value.items():
+        array = np.asarray(array)
+        assert back[name].dtype == array.dtype and back[name].shape == array.shape
+        assert np.array_equal(back[name], array) and back[name].flags.writeable
+    with pytest.raises(ValueError):
+        cache._decoded(blob[:-1])  # cut short: computed again (the damaged entry's test)
+
+
+def test_an_older_caches_npz_entries_are_read_back(tmp_path):
+    import io
+    import sqlite3
+
+    CertificateCache(tmp_path).get("k", lambda: (np.array([9.0]), 0.0))
+    older = io.BytesIO()
+    np.savez(older, exists=np.bool_(True), w=np.array([3.0, 4.0]), b=np.float64(0.5))
+    with sqlite3.connect(tmp_path / "certificates.db") as db:
+        db.execute("UPDATE entries SET value = ? WHERE key = 'k'", (older.getvalue(),))
+    cache.forget()
+    w, b = CertificateCache(tmp_path).get("k", lambda: None)
+    assert w.tolist() == [3.0, 4.0] and b == 0.5
+    assert CertificateCache(tmp_path).fits() == ["k"]  # read, not computed again
+
+
 def test_an_entry_read_is_remembered_read_only_and_its_file_made_anew_is_read(tmp_path):
     """A sweep's runs of one dataset read its entries once a process; the arrays cannot be
     changed by a reader; a cache file made anew (same folder) is another cache."""
