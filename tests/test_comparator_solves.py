@@ -21,7 +21,7 @@ from conftest import compose_config
 from lincls import evaluation
 from lincls.bounds import _best
 from lincls.data import make_noisy, make_separable
-from lincls.geometry import comparators, newton
+from lincls.geometry import active_set, comparators, newton
 
 INSTANCES = 40
 
@@ -31,6 +31,7 @@ def every_row_by_clarabel(monkeypatch):
     """The formulation before the fast solves: no Newton's method, every row in one program."""
     with monkeypatch.context() as patched:
         patched.setattr(newton, "COLUMNS", 0)
+        patched.setattr(active_set, "hard_margin_point", lambda rows, free=0: None)
         patched.setattr(comparators, "nearest", lambda *args, **kwargs: None)
         yield
 
@@ -131,6 +132,26 @@ def test_newton_points_are_exact_minima():
         assert np.abs(v / np.sqrt(v @ v) - np.asarray(Z.T @ alpha).ravel()).max() <= 1e-12
         checked += 1
     assert checked >= 8
+
+
+def test_the_squared_hinge_kernel_reads_dense_and_sparse_rows_alike():
+    # one kernel on Z's CSR arrays; its Hessian gathers the active rows in blocks of BLOCK
+    rng = np.random.default_rng(11)
+    Z = rng.standard_normal((3 * newton.BLOCK + 17, 8)) * (
+        rng.random((3 * newton.BLOCK + 17, 8)) < 0.5
+    )
+    counts = rng.integers(1, 4, Z.shape[0]).astype(float)
+    dense, sparse = (
+        newton.squared_hinge(Z, counts, 3.0),
+        newton.squared_hinge(sp.csr_matrix(Z), counts, 3.0),
+    )
+    assert np.array_equal(dense[0], sparse[0]) and np.array_equal(dense[2], sparse[2])
+    assert dense[2].sum() > newton.BLOCK  # more active rows than one block
+    gradient = dense[0] - 3.0 * Z.T @ (counts * dense[1])
+    assert np.abs(gradient).max() <= 1e-12 * (1.0 + 3.0 * np.sum(counts * dense[1]))
+    assert newton.squared_hinge(Z, counts, 3.0, dense[0])[0] @ dense[0] == pytest.approx(
+        dense[0] @ dense[0], rel=1e-14
+    )
 
 
 def _tolerance(key: str) -> float:
