@@ -45,7 +45,13 @@ Rows = tuple[np.ndarray, np.ndarray, np.ndarray, int]  # a CSR matrix's data, in
 
 
 def rows_of(Z) -> Rows:
-    """Z (dense or sparse) as the kernels read it: its CSR arrays and column count."""
+    """Z (dense or sparse) as the kernels read it: its CSR arrays and column count (a dense Z's
+    every entry, zeros too: its rows as they are, without scipy's conversion)."""
+    if not sp.issparse(Z):
+        n, p = Z.shape
+        return (np.ascontiguousarray(Z, dtype=np.float64).ravel(),
+                np.tile(np.arange(p, dtype=np.int64), n),
+                np.arange(n + 1, dtype=np.int64) * p, int(p))  # fmt: skip
     csr = Z if sp.isspmatrix_csr(Z) or isinstance(Z, sp.csr_array) else sp.csr_matrix(Z)
     return (np.ascontiguousarray(csr.data, dtype=np.float64),
             np.ascontiguousarray(csr.indices, dtype=np.int64),
